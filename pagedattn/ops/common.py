@@ -1,0 +1,163 @@
+"""Triton helpers shared by the unified and sparse kernels.
+
+* `load_scale`          — a per-tensor dequantisation scale given as a float or a device tensor
+                          (read on the device, so a tensor scale never costs a host sync).
+* `page_lookup`         — logical token position -> (physical page, slot, valid) through a block
+                          table row; out-of-table pages and physical ids outside [0, num_blocks)
+                          come back invalid and are never dereferenced.
+* `load_tokens`         — gather `[TILE_N, HEAD_PAD]` head vectors of the given tokens.
+* `attend_tile`         — one online-softmax step (base 2) in either orientation:
+                          row-major  S = Q K^T  [BLOCK_M, TILE_N], O += P V
+                          kv-major   S^T = K Q^T [TILE_N, BLOCK_M], O^T += V^T P^T
+                          The kv-major form makes K and V the left operand of the matrix unit,
+                          which Hopper reads from registers: an FP8 tile is upcast in registers
+                          and consumed there instead of being written back to shared memory.
+* `write_rows`          — normalise a program's rows and store them to `out`, or, when the KV
+                          range is split, store the fp32 partial and its log2-sum-exp.
+* `merge_splits_kernel` — combine split partials by their log2-sum-exp into `out`.
+
+Scores are kept in log2 units (the softmax scale is pre-multiplied by log2(e)), so the kernels
+use exp2 throughout and a partial's lse is `m + log2(l)`.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+LOG2E = 1.4426950408889634
+NEG_BIG = -1.0e30  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) NaN-free
+
+
+@triton.jit
+def load_scale(scale_ptr, scale_value, IS_TENSOR: tl.constexpr):
+    if IS_TENSOR:
+        return tl.load(scale_ptr).to(tl.float32)
+    return scale_value
+
+
+@triton.jit
+def page_lookup(table_row_ptr, pos, in_range, max_blocks, num_blocks, PAGE: tl.constexpr):
+    page = pos // PAGE
+    in_table = in_range & (pos >= 0) & (page < max_blocks)
+    phys = tl.load(table_row_ptr + page, mask=in_table, other=-1)
+    valid = in_table & (phys >= 0) & (phys < num_blocks)
+    return phys.to(tl.int64), (pos % PAGE).to(tl.int64), valid
+
+
+@triton.jit
+def load_tokens(cache_ptr, phys, slot, valid, stride_block, stride_slot, head_offset, offs_d,
+                HEAD: tl.constexpr, HEAD_PAD: tl.constexpr):
+    rows = phys * stride_block + slot * stride_slot + head_offset  # [TILE_N] int64
+    ptrs = cache_ptr + rows[:, None] + offs_d[None, :]
+    if HEAD == HEAD_PAD:
+        return tl.load(ptrs, mask=valid[:, None], other=0.0)
+    return tl.load(ptrs, mask=valid[:, None] & (offs_d[None, :] < HEAD), other=0.0)
+
+
+@triton.jit
+def _log2_scores(s, score_scale, softcap, HAS_SOFTCAP: tl.constexpr):
+    """Raw dot products -> scaled (and optionally soft-capped) scores in log2 units.
+
+    score_scale = softmax_scale * k_scale; softcap c maps x -> c * tanh(x / c)."""
+    if HAS_SOFTCAP:
+        x = s * (score_scale / softcap)
+        tanh = 1.0 - 2.0 / (tl.exp2(x * (2.0 * LOG2E)) + 1.0)
+        return tanh * (softcap * LOG2E)
+    return s * (score_scale * LOG2E)
+
+
+@triton.jit
+def attend_tile(q, k, v, visible, acc, m_i, l_i, score_scale, softcap,
+                HAS_SOFTCAP: tl.constexpr, KV_MAJOR: tl.constexpr):
+    """One online-softmax step over a KV tile.
+
+    row-major: q [BLOCK_M, D], visible [BLOCK_M, TILE_N], acc [BLOCK_M, D]
+    kv-major:  q is Q^T [D, BLOCK_M], visible [TILE_N, BLOCK_M], acc is O^T [D, BLOCK_M]
+    k, v: [TILE_N, D] in the compute dtype; m_i, l_i: [BLOCK_M] fp32.
+    """
+    if KV_MAJOR:
+        s = _log2_scores(tl.dot(k, q), score_scale, softcap, HAS_SOFTCAP)  # [TILE_N, BLOCK_M]
+        s = tl.where(visible, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 0))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[None, :])
+        l_i = l_i * alpha + tl.sum(p, 0)
+        acc = acc * alpha[None, :] + tl.dot(tl.trans(v), p.to(v.dtype))  # [D, BLOCK_M]
+    else:
+        s = _log2_scores(tl.dot(q, tl.trans(k)), score_scale, softcap, HAS_SOFTCAP)  # [BLOCK_M, TILE_N]
+        s = tl.where(visible, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)  # [BLOCK_M, D]
+    return acc, m_new, l_i
+
+
+@triton.jit
+def write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_ptrs, SPLIT: tl.constexpr):
+    """acc [BLOCK_M, D] unnormalised; rows with l == 0 (nothing visible) become 0 / lse -inf."""
+    has_keys = l_i > 0.0
+    inv = tl.where(has_keys, v_scale / tl.where(has_keys, l_i, 1.0), 0.0)
+    o = acc * inv[:, None]
+    mask = row_ok[:, None] & d_ok[None, :]
+    if SPLIT:
+        tl.store(part_ptrs, o, mask=mask)
+        lse = tl.where(has_keys, m_i + tl.log2(tl.where(has_keys, l_i, 1.0)), float("-inf"))
+        tl.store(lse_ptrs, lse, mask=row_ok)
+    else:
+        tl.store(out_ptrs, o.to(out_ptrs.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def merge_splits_kernel(
+    part_ptr, lse_ptr, out_ptr,
+    num_rows, num_splits, stride_out_row, stride_out_head,
+    NUM_HEADS: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, SPLITS_PAD: tl.constexpr,
+):
+    """out[row, head] = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M); empty splits (lse -inf)
+    are never read. Partials: part [num_splits, num_rows, NUM_HEADS, HEAD_PAD] fp32,
+    lse [num_splits, num_rows, NUM_HEADS]."""
+    row = tl.program_id(0).to(tl.int64)
+    head = tl.program_id(1)
+    offs_s = tl.arange(0, SPLITS_PAD)
+    offs_d = tl.arange(0, HEAD_PAD)
+    slot = (offs_s.to(tl.int64) * num_rows + row) * NUM_HEADS + head  # [SPLITS_PAD]
+    lse = tl.load(lse_ptr + slot, mask=offs_s < num_splits, other=float("-inf"))
+    top = tl.max(lse, 0)
+    top = tl.where(top == float("-inf"), 0.0, top)
+    w = tl.exp2(lse - top)  # 0 for empty splits
+    o = tl.load(part_ptr + slot[:, None] * HEAD_PAD + offs_d[None, :], mask=(w > 0.0)[:, None], other=0.0)
+    total = tl.sum(w, 0)
+    res = tl.sum(o * w[:, None], 0) / tl.where(total > 0.0, total, 1.0)
+    tl.store(out_ptr + row * stride_out_row + head * stride_out_head + offs_d,
+             res.to(out_ptr.dtype.element_ty), mask=offs_d < HEAD)
+
+
+def scale_args(scale):
+    """(tensor or None, float value, is_tensor) for a per-tensor scale given as float/tensor/None."""
+    if isinstance(scale, torch.Tensor):
+        return scale, 1.0, True
+    return None, 1.0 if scale is None else float(scale), False
+
+
+def split_workspace(splits: int, rows: int, heads: int, head_pad: int, out: torch.Tensor):
+    """fp32 partials [splits, rows, heads, head_pad] and their lse [splits, rows, heads]; with one
+    split the kernels write `out` directly and these are placeholders the compiler drops."""
+    if splits == 1:
+        return out, out
+    part = torch.empty(splits, rows, heads, head_pad, dtype=torch.float32, device=out.device)
+    lse = torch.empty(splits, rows, heads, dtype=torch.float32, device=out.device)
+    return part, lse
+
+
+def launch_merge(part, lse, out):
+    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D]."""
+    splits, rows, heads, head_pad = part.shape
+    if rows == 0:
+        return
+    merge_splits_kernel[(rows, heads)](
+        part, lse, out, rows, splits, out.stride(0), out.stride(1),
+        NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, SPLITS_PAD=triton.next_power_of_2(splits),
+        num_warps=4,
+    )

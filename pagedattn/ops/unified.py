@@ -1,0 +1,191 @@
+"""Unified paged attention: prefill chunks, decode tokens and speculative verify queries in one
+variable-length batch, causal, with the queries at the end of each sequence.
+
+Grid: (query blocks, KV heads, KV segments). A program owns BLOCK_Q consecutive query tokens of
+one sequence x the GROUP query heads that share one KV head, packed into BLOCK_M rows
+(row r = token r // GROUP, head r % GROUP; rows past BLOCK_Q * GROUP are padding). Every KV tile
+is therefore loaded once for all draft tokens and all heads of a group: a 4-token verify with
+16 heads per KV head reads its pages once, not four times.
+
+Launch parameters and the shape property each is tied to (values come from `pagedattn.profiles`):
+  BLOCK_M     >= GROUP (num_q_heads // num_kv_heads). BLOCK_Q = BLOCK_M // GROUP is tied to the
+              query length: decode wants BLOCK_Q = 1 (BLOCK_M = next_pow2(GROUP), at least 16 for
+              the matrix unit), verify wants BLOCK_Q >= the draft length so one program covers all
+              draft tokens (16:1 ratio, 4 tokens -> 64), prefill wants the largest block the
+              registers allow. It is never tied to the head size.
+  TILE_N      KV tokens per loop step; tied to head size and KV dtype through shared memory
+              (TILE_N x HEAD x bytes x 2 x stages must fit) and to the page size only through
+              coalescing (each token's head vector is contiguous, so any TILE_N works for any page).
+  num_splits  KV segments; tied to parallelism: query blocks x KV heads programs must fill the
+              SMs, so few sequences or few KV heads (decode, long single requests) split the KV
+              range, and each segment must keep enough tiles to amortise its partial write.
+              The grid is fixed from host-known shapes; the segment bounds of each sequence are
+              computed on the device from its own length, and segments that start past it exit.
+  num_warps / num_stages   tied to BLOCK_M x HEAD (accumulator registers) and to how many KV
+              bytes must be in flight per SM to reach HBM bandwidth.
+  kv_major    orientation of the two products (see `ops/common.py`); pays when K/V are FP8 or
+              when BLOCK_M is small compared with TILE_N.
+
+The number of query blocks is bounded by num_tokens // BLOCK_Q + num_seqs, so the grid needs no
+device read; each program finds its sequence by binary search over cu_seqlens_q.
+"""
+
+import triton
+import triton.language as tl
+
+from ..profiles.types import LaunchProfile
+from .common import (
+    LOG2E, NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, scale_args, split_workspace,
+    write_rows,
+)
+
+
+@triton.jit
+def _find_sequence(cu_q_ptr, num_seqs, block_id, BLOCK_Q: tl.constexpr):
+    """Largest s with cu_q[s] // BLOCK_Q + s <= block_id (sequence s owns cdiv-many blocks)."""
+    lo = 0
+    hi = num_seqs
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = tl.load(cu_q_ptr + mid) // BLOCK_Q + mid
+        if start <= block_id:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+@triton.jit
+def unified_attention_kernel(
+    q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr,
+    cu_q_ptr, seq_lens_ptr, table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
+    k_scale_value, v_scale_value, softmax_scale, softcap, window,
+    num_seqs, num_tokens, num_blocks, max_blocks, num_splits,
+    stride_q_tok, stride_q_head,
+    stride_k_block, stride_k_slot, stride_k_head,
+    stride_v_block, stride_v_slot, stride_v_head,
+    stride_o_tok, stride_o_head, stride_table,
+    NUM_Q_HEADS: tl.constexpr, GROUP: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr,
+    PAGE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_Q: tl.constexpr, TILE_N: tl.constexpr,
+    SPLIT: tl.constexpr, KV_MAJOR: tl.constexpr,
+    HAS_WINDOW: tl.constexpr, HAS_SOFTCAP: tl.constexpr, HAS_SINKS: tl.constexpr,
+    K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
+):
+    block_id = tl.program_id(0)
+    kv_head = tl.program_id(1)
+    split = tl.program_id(2)
+
+    seq = _find_sequence(cu_q_ptr, num_seqs, block_id, BLOCK_Q)
+    q_first = tl.load(cu_q_ptr + seq)
+    q_len = tl.load(cu_q_ptr + seq + 1) - q_first
+    q_block = block_id - (q_first // BLOCK_Q + seq)
+    if q_block * BLOCK_Q >= q_len:
+        return
+    context = tl.load(seq_lens_ptr + seq) - q_len  # absolute position of the sequence's first query
+
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, TILE_N)
+    offs_d = tl.arange(0, HEAD_PAD)
+    tok = q_block * BLOCK_Q + offs_m // GROUP  # [BLOCK_M] query token within the sequence
+    head = kv_head * GROUP + offs_m % GROUP
+    row_ok = (offs_m < BLOCK_Q * GROUP) & (tok < q_len)
+    q_pos = context + tok
+    d_ok = offs_d < HEAD
+
+    # KV range this block can see, cut into num_splits tile-aligned segments
+    kv_hi = context + tl.minimum(q_block * BLOCK_Q + BLOCK_Q, q_len)
+    kv_lo = 0
+    if HAS_WINDOW:
+        kv_lo = tl.maximum(context + q_block * BLOCK_Q - window + 1, 0)
+    kv_lo = kv_lo // TILE_N * TILE_N
+    num_tiles = tl.cdiv(kv_hi - kv_lo, TILE_N)
+    tiles_per_split = tl.cdiv(num_tiles, num_splits)
+    tile_lo = split * tiles_per_split
+    tile_hi = tl.minimum(tile_lo + tiles_per_split, num_tiles)
+
+    row_tok = (q_first + tok).to(tl.int64)  # [BLOCK_M] token index in the batch
+    out_ptrs = out_ptr + row_tok[:, None] * stride_o_tok + head[:, None] * stride_o_head + offs_d[None, :]
+    part_rows = (split * num_tokens + row_tok) * NUM_Q_HEADS + head  # [BLOCK_M] int64
+    part_ptrs = part_ptr + part_rows[:, None] * HEAD_PAD + offs_d[None, :]
+    if SPLIT:
+        if tile_lo >= tile_hi:  # segment starts past this sequence's keys
+            tl.store(lse_ptr + part_rows, tl.full([BLOCK_M], float("-inf"), tl.float32), mask=row_ok)
+            return
+
+    q_ptrs = q_ptr + row_tok[:, None] * stride_q_tok + head[:, None] * stride_q_head + offs_d[None, :]
+    q = tl.load(q_ptrs, mask=row_ok[:, None] & d_ok[None, :], other=0.0)  # [BLOCK_M, HEAD_PAD]
+    compute_dtype = q.dtype
+    score_scale = softmax_scale * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+    v_scale = load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR)
+
+    m_i = tl.full([BLOCK_M], NEG_BIG, tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    if HAS_SINKS:  # the sink joins the denominator once: in segment 0
+        sink = tl.load(sinks_ptr + head, mask=row_ok, other=0.0).to(tl.float32) * LOG2E
+        m_i = tl.where(split == 0, sink, m_i)
+        l_i = tl.where(split == 0, 1.0, l_i)
+    if KV_MAJOR:
+        q = tl.trans(q)  # [HEAD_PAD, BLOCK_M]
+        acc = tl.zeros([HEAD_PAD, BLOCK_M], tl.float32)
+    else:
+        acc = tl.zeros([BLOCK_M, HEAD_PAD], tl.float32)
+
+    table_row = table_ptr + seq.to(tl.int64) * stride_table
+    k_head = kv_head.to(tl.int64) * stride_k_head
+    v_head = kv_head.to(tl.int64) * stride_v_head
+    for t in range(tile_lo, tile_hi):
+        pos = kv_lo + t * TILE_N + offs_n  # [TILE_N] absolute key positions
+        phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
+        k = load_tokens(k_ptr, phys, slot, key_ok, stride_k_block, stride_k_slot, k_head, offs_d, HEAD, HEAD_PAD)
+        v = load_tokens(v_ptr, phys, slot, key_ok, stride_v_block, stride_v_slot, v_head, offs_d, HEAD, HEAD_PAD)
+        if KV_MAJOR:
+            visible = key_ok[:, None] & (pos[:, None] <= q_pos[None, :])  # [TILE_N, BLOCK_M]
+            if HAS_WINDOW:
+                visible = visible & (pos[:, None] > q_pos[None, :] - window)
+        else:
+            visible = key_ok[None, :] & (pos[None, :] <= q_pos[:, None])  # [BLOCK_M, TILE_N]
+            if HAS_WINDOW:
+                visible = visible & (pos[None, :] > q_pos[:, None] - window)
+        acc, m_i, l_i = attend_tile(q, k.to(compute_dtype), v.to(compute_dtype), visible, acc, m_i, l_i,
+                                    score_scale, softcap, HAS_SOFTCAP, KV_MAJOR)
+    if KV_MAJOR:
+        acc = tl.trans(acc)
+    write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_ptr + part_rows, SPLIT)
+
+
+def launch_unified_attention(
+    q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *,
+    softmax_scale: float, k_scale, v_scale, sliding_window, softcap, sinks, profile: LaunchProfile,
+) -> None:
+    """Launch with the given profile; decides nothing."""
+    num_tokens, num_q_heads, head = q.shape
+    num_blocks, page, num_kv_heads, _ = k_cache.shape
+    num_seqs = seq_lens.shape[0]
+    group = num_q_heads // num_kv_heads
+    block_q = profile.block_q(group)
+    head_pad = triton.next_power_of_2(head)
+    splits = profile.num_splits
+    if num_tokens == 0:
+        return
+    part, lse = split_workspace(splits, num_tokens, num_q_heads, head_pad, out)
+    k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
+    v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
+    grid = (num_tokens // block_q + num_seqs, num_kv_heads, splits)
+    unified_attention_kernel[grid](
+        q, k_cache, v_cache, out, part, lse,
+        cu_seqlens_q, seq_lens, block_table, sinks, k_scale_t, v_scale_t,
+        k_scale_v, v_scale_v, softmax_scale, 1.0 if softcap is None else float(softcap),
+        0 if sliding_window is None else int(sliding_window),
+        num_seqs, num_tokens, num_blocks, block_table.shape[1], splits,
+        q.stride(0), q.stride(1),
+        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+        out.stride(0), out.stride(1), block_table.stride(0),
+        NUM_Q_HEADS=num_q_heads, GROUP=group, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
+        BLOCK_M=profile.block_m, BLOCK_Q=block_q, TILE_N=profile.tile_n, SPLIT=splits > 1,
+        KV_MAJOR=profile.kv_major, HAS_WINDOW=sliding_window is not None, HAS_SOFTCAP=softcap is not None,
+        HAS_SINKS=sinks is not None, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        num_warps=profile.num_warps, num_stages=profile.num_stages,
+    )
+    if splits > 1:
+        launch_merge(part, lse, out)

@@ -1,0 +1,136 @@
+"""Per-arch rule ladders and the blocklist, as data.
+
+A ladder is an if/elif chain written as rows: the first rule of a ladder whose condition matches
+applies its field overrides on top of the analytic default. Every ladder of a kernel is walked in
+order, so independent facts (a tile rule, a ROCm stage rule) compose. The blocklist names
+combinations known to fault; the dispatcher checks it last and never returns a match.
+
+Sources of the rows: vLLM #62590/#65341 (sparse kernel, >512 programs, measured on MI300X/MI355X)
+and SGLang #36330 (multi-token verify on MI355X). See DESIGN.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..device import DeviceInfo
+from .types import LaunchProfile, ShapeKey, next_pow2
+
+
+@dataclass(frozen=True)
+class When:
+    """A condition over (device, shape); empty tuples and None bounds match anything."""
+
+    archs: tuple[str, ...] = ()  # arch names ("gfx942") or vendors ("amd", "nvidia")
+    kv_dtypes: tuple[str, ...] = ()
+    query_classes: tuple[str, ...] = ()
+    groups: tuple[int, ...] = ()
+    min_programs: int | None = None  # programs > min_programs
+    max_programs: int | None = None  # programs <= max_programs
+    min_heads_block: int | None = None  # next_pow2(group) >= min_heads_block
+    max_heads_block: int | None = None  # next_pow2(group) < max_heads_block
+    min_max_seqlen_q: int | None = None  # max_seqlen_q > min_max_seqlen_q
+    max_max_seqlen_q: int | None = None  # max_seqlen_q <= max_max_seqlen_q
+    min_kv_len: int | None = None  # kv_len > min_kv_len
+
+    def matches(self, device: DeviceInfo, key: ShapeKey) -> bool:
+        heads_block = next_pow2(key.group)
+        checks = (
+            not self.archs or device.arch in self.archs or device.vendor in self.archs,
+            not self.kv_dtypes or key.kv_dtype in self.kv_dtypes,
+            not self.query_classes or key.query_class in self.query_classes,
+            not self.groups or key.group in self.groups,
+            self.min_programs is None or key.programs > self.min_programs,
+            self.max_programs is None or key.programs <= self.max_programs,
+            self.min_heads_block is None or heads_block >= self.min_heads_block,
+            self.max_heads_block is None or heads_block < self.max_heads_block,
+            self.min_max_seqlen_q is None or key.max_seqlen_q > self.min_max_seqlen_q,
+            self.max_max_seqlen_q is None or key.max_seqlen_q <= self.max_max_seqlen_q,
+            self.min_kv_len is None or key.kv_len > self.min_kv_len,
+        )
+        return all(checks)
+
+
+@dataclass(frozen=True)
+class Rule:
+    when: When
+    sets: dict = field(default_factory=dict)  # LaunchProfile fields to override
+    splits_range: tuple[int, int] | None = None  # clamp the analytic split count into [lo, hi]
+    source: str = ""
+
+    def apply(self, profile: LaunchProfile) -> LaunchProfile:
+        fields = profile.to_dict() | dict(self.sets)
+        if self.splits_range is not None:
+            lo, hi = self.splits_range
+            fields["num_splits"] = min(max(fields["num_splits"], lo), hi)
+        return LaunchProfile.from_dict(fields)
+
+
+@dataclass(frozen=True)
+class Blocked:
+    kernel: str
+    when: When
+    profile: dict  # LaunchProfile fields that, all equal, make the combination fault
+    reason: str
+
+    def blocks(self, kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> bool:
+        if kernel != self.kernel or not self.when.matches(device, key):
+            return False
+        return all(getattr(profile, name) == value for name, value in self.profile.items())
+
+
+_SPARSE_PREFILL = 512  # programs (rows x KV heads) above which the seed's prefill-like rules apply
+_VLLM = "vLLM #62590/#65341, measured on MI300X/MI355X"
+
+LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
+    "sparse": (
+        # (BLOCK_N, warps) for prefill-like calls: the seed's combined rule, exclusive rows.
+        (
+            Rule(When(archs=("gfx942",), kv_dtypes=("bf16", "fp16"), min_programs=_SPARSE_PREFILL, min_heads_block=16),
+                 {"tile_n": 32, "num_warps": 2}, source=_VLLM),
+            Rule(When(archs=("gfx942",), min_programs=_SPARSE_PREFILL),
+                 {"tile_n": 64, "num_warps": 1}, source=_VLLM),
+            Rule(When(archs=("gfx950",), min_programs=_SPARSE_PREFILL),
+                 {"tile_n": 64, "num_warps": 1}, source=_VLLM),
+            Rule(When(archs=("amd", "nvidia"), min_programs=_SPARSE_PREFILL),
+                 {"tile_n": 64, "num_warps": 2}, source=_VLLM + " (other ROCm, CUDA)"),
+        ),
+        # ROCm: 64 KiB of LDS leaves no room for multi-buffering at head size 256.
+        (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
+    ),
+    "unified": (
+        # Multi-token verify at a 16:1 GQA ratio: BLOCK_M=32 is tied to the ratio (BLOCK_Q = 2
+        # draft tokens per program), TILE 32, 8-64 segments from CU count and work per segment.
+        (
+            Rule(When(archs=("gfx950",), groups=(16,), min_max_seqlen_q=1, max_max_seqlen_q=4, min_kv_len=512),
+                 {"block_m": 32, "tile_n": 32}, splits_range=(8, 64), source="SGLang #36330, measured on MI355X"),
+        ),
+        (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
+    ),
+}
+
+BLOCKLIST: tuple[Blocked, ...] = (
+    Blocked("sparse", When(archs=("gfx942",)), {"tile_n": 32, "num_warps": 1},
+            "memory fault on MI300X (vLLM #62590)"),
+    Blocked("unified", When(archs=("gfx942",)), {"tile_n": 32, "num_warps": 1},
+            "same tile/warp shape faulted the sparse kernel on MI300X; unverified here, kept out"),
+)
+
+
+def apply_ladders(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> tuple[LaunchProfile, list[str]]:
+    """The profile after the first matching rule of each ladder, and the sources applied."""
+    applied = []
+    for ladder in LADDERS[kernel]:
+        for rule in ladder:
+            if rule.when.matches(device, key):
+                profile = rule.apply(profile)
+                applied.append(rule.source)
+                break
+    return profile, applied
+
+
+def blocked_reason(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> str | None:
+    for entry in BLOCKLIST:
+        if entry.blocks(kernel, device, key, profile):
+            return entry.reason
+    return None

@@ -1,0 +1,151 @@
+"""The one place that decides launch parameters.
+
+Order: explicit `profile=` -> tuned table for this device (nearest bucket) -> the arch's rule
+ladders applied to the analytic default -> the analytic default. The blocklist is checked last:
+a blocked candidate is skipped and the next source is tried; an explicit blocked profile is an
+error. Everything here is a pure function of (`ShapeKey`, `DeviceInfo`), so every branch is
+testable on a CPU.
+
+Analytic default:
+  * BLOCK_M (unified): decode/verify pack all query tokens of a sequence with the group's heads,
+    next_pow2(group x max_seqlen_q) capped at 128 (>= next_pow2(group), >= 16); prefill uses 128
+    rows at head size <= 128 and 64 above (fp32 accumulator registers).
+    BLOCK_M (sparse): next_pow2(group), >= 16.
+  * TILE_N: 64 at head size <= 128 or for FP8 K/V, else 32 (shared memory for K and V stages).
+  * num_splits: FlashAttention-style — the smallest split count whose wave efficiency over the
+    device's program slots is within 85 % of the best, never leaving fewer than 4 tiles per split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..device import DeviceInfo
+from . import rules, tables
+from .types import LaunchProfile, ShapeKey, next_pow2
+
+KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+MIN_TILES_PER_SPLIT = 4
+MAX_SPLITS = {"unified": 64, "sparse": 16}
+MAX_ACC_REGISTERS = 128  # fp32 accumulator registers per thread above which Triton spills
+
+
+@dataclass(frozen=True)
+class Selection:
+    profile: LaunchProfile
+    source: str  # "explicit", "table", "rules", "default"
+    detail: str = ""
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
+    """Shared memory estimate: KV stage buffers, plus FP8 tiles upcast for the row-major form."""
+    head_pad = next_pow2(key.head_size)
+    kv = max(1, profile.num_stages) * profile.tile_n * head_pad * KV_BYTES[key.kv_dtype] * 2
+    upcast = 2 * profile.tile_n * head_pad * 2 if key.kv_dtype == "fp8" and not profile.kv_major else 0
+    return kv + upcast + profile.block_m * head_pad * 2
+
+
+def acc_registers(profile: LaunchProfile, key: ShapeKey) -> int:
+    """fp32 accumulator + score registers per thread."""
+    threads = 32 * profile.num_warps
+    return (profile.block_m * next_pow2(key.head_size) + profile.block_m * profile.tile_n) // threads
+
+
+def shape_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
+    """Why `profile` would compute a wrong result for `key` (None if it would not)."""
+    if profile.block_m < key.group:
+        return f"block_m={profile.block_m} is smaller than the GQA group ({key.group})"
+    return None
+
+
+def unfit_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> str | None:
+    """Why `profile` cannot run `key` on `device`: wrong shape or over the resource estimates."""
+    problem = shape_problem(profile, key)
+    if problem or device.vendor == "interpreter":
+        return problem
+    if smem_bytes(profile, key) > device.smem_per_block:
+        return f"needs ~{smem_bytes(profile, key)} B of shared memory, device has {device.smem_per_block}"
+    if acc_registers(profile, key) > MAX_ACC_REGISTERS:
+        return f"~{acc_registers(profile, key)} accumulator registers per thread (> {MAX_ACC_REGISTERS})"
+    return None
+
+
+def program_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> int:
+    """Programs the device runs at once: SMs x resident programs (shared memory / registers bound)."""
+    by_smem = device.smem_per_block // max(1, smem_bytes(profile, key))
+    by_regs = 65536 // (32 * profile.num_warps * (acc_registers(profile, key) + 64))
+    return device.num_sms * max(1, min(by_smem, by_regs, 4))
+
+
+def choose_splits(programs: int, tiles: int, slots: int, max_splits: int) -> int:
+    """Smallest split count within 85 % of the best wave efficiency (FlashAttention's rule)."""
+    if programs >= 0.8 * slots:
+        return 1
+    limit = max(1, min(max_splits, tiles // MIN_TILES_PER_SPLIT))
+
+    def efficiency(s: int) -> float:
+        n = programs * s
+        return n / (cdiv(n, slots) * slots)
+
+    best = max(efficiency(s) for s in range(1, limit + 1))
+    return next(s for s in range(1, limit + 1) if efficiency(s) >= 0.85 * best)
+
+
+def unified_query_blocks(key: ShapeKey, block_q: int) -> int:
+    """Query blocks with work (sequences assumed of equal length max_seqlen_q, capped by tokens)."""
+    per_seq = cdiv(key.max_seqlen_q, block_q)
+    return min(key.num_seqs * per_seq, cdiv(key.num_tokens, block_q) + key.num_seqs)
+
+
+def default_profile(key: ShapeKey, device: DeviceInfo) -> LaunchProfile:
+    head_pad = next_pow2(key.head_size)
+    heads_block = max(16, next_pow2(key.group))
+    tile_n = 64 if head_pad <= 128 or key.kv_dtype == "fp8" else 32
+    if key.kernel == "sparse":
+        block_m = heads_block
+        work_units = key.num_tokens * key.num_kv_heads
+    elif key.query_class == "prefill":
+        block_m = max(heads_block, 128 if head_pad <= 128 else 64)
+    else:
+        block_m = max(heads_block, min(128, next_pow2(key.group * key.max_seqlen_q)))
+    num_warps = 8 if block_m * head_pad >= 128 * 128 else 4
+    base = LaunchProfile(block_m=block_m, tile_n=tile_n, num_splits=1, num_warps=num_warps, num_stages=3)
+    if key.kernel == "unified":
+        work_units = unified_query_blocks(key, base.block_q(key.group)) * key.num_kv_heads
+    splits = choose_splits(work_units, cdiv(key.kv_len, tile_n), program_slots(base, key, device), MAX_SPLITS[key.kernel])
+    return LaunchProfile(block_m, tile_n, splits, num_warps, base.num_stages)
+
+
+def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | None = None) -> Selection:
+    kernel = key.kernel
+    if explicit is not None:
+        problem = shape_problem(explicit, key) or rules.blocked_reason(kernel, device, key, explicit)
+        if problem:
+            raise ValueError(f"profile {explicit.short()} cannot run this {kernel} call: {problem}")
+        return Selection(explicit, "explicit")
+    default = default_profile(key, device)
+    candidates: list[Selection] = []
+    found = tables.lookup(key, device.name)
+    if found is not None:
+        candidates.append(Selection(found[0], "table", f"bucket {found[1]['key']}"))
+    laddered, sources = rules.apply_ladders(kernel, device, key, default)
+    if sources:
+        candidates.append(Selection(laddered, "rules", "; ".join(sources)))
+    for cand in candidates:
+        if unfit_reason(cand.profile, key, device) is None and not rules.blocked_reason(kernel, device, key, cand.profile):
+            return cand
+    if rules.blocked_reason(kernel, device, key, default) is None:
+        return Selection(default, "default")
+    return Selection(_unblocked_variant(kernel, device, key, default), "default", "blocklist forced other warps")
+
+
+def _unblocked_variant(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> LaunchProfile:
+    for warps in (4, 8, 2, 16):
+        variant = LaunchProfile.from_dict(profile.to_dict() | {"num_warps": warps})
+        if rules.blocked_reason(kernel, device, key, variant) is None:
+            return variant
+    raise RuntimeError(f"every {kernel} profile variant is blocklisted on {device.arch}")

@@ -1,0 +1,92 @@
+"""Tuned launch tables: JSON data per device, written by `pagedattn tune`, read by the dispatcher.
+
+File: `profiles/tables/<DEVICE_NAME>.json` (DEVICE_NAME as `DeviceInfo.name`, e.g. NVIDIA_H200):
+
+    {"meta": {"device": ..., "triton": "3.6.0", "kernel_hash": {"unified": ..., "sparse": ...},
+              "date": ..., "workloads": [...], "command": ...},
+     "entries": [{"key": <ShapeKey.bucket()>, "profile": <LaunchProfile>, "speedup": ..., ...}]}
+
+A table is used only while its Triton version and the hash of the kernel's source match what is
+running; otherwise it is ignored with a warning (a launch table measured for other code is a guess).
+Lookup: entries of the same kernel, KV dtype, head size, GQA group and query class; among those the
+nearest bucket by summed |log2| distance of sequence count, query length, token count and KV length.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import warnings
+from pathlib import Path
+
+import triton
+
+from .types import LaunchProfile, ShapeKey
+
+TABLE_DIR = Path(__file__).parent / "tables"
+_OPS_DIR = Path(__file__).resolve().parent.parent / "ops"
+_KERNEL_SOURCES = {"unified": ("common.py", "unified.py"), "sparse": ("common.py", "sparse.py")}
+_CATEGORICAL = ("kernel", "kv_dtype", "head_size", "group", "query_class")
+_NUMERIC = ("num_seqs", "max_seqlen_q", "num_tokens", "kv_len")
+MAX_BUCKET_DISTANCE = 6.0  # beyond this (sum of log2 ratios) a tuned entry is not "near"
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_hash(kernel: str) -> str:
+    digest = hashlib.sha256()
+    for name in _KERNEL_SOURCES[kernel]:
+        digest.update((_OPS_DIR / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def table_path(device_name: str, directory: Path | None = None) -> Path:
+    return (directory or TABLE_DIR) / f"{device_name}.json"
+
+
+def bucket_distance(a: dict, b: dict) -> float:
+    return sum(abs(math.log2(max(1, a[n]) / max(1, b[n]))) for n in _NUMERIC)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(path: str) -> dict | None:
+    p = Path(path)
+    if not p.exists():
+        return None
+    table = json.loads(p.read_text())
+    meta = table.get("meta", {})
+    if meta.get("triton") != triton.__version__:
+        warnings.warn(f"ignoring tuned table {p.name}: tuned with Triton {meta.get('triton')}, running "
+                      f"{triton.__version__}", stacklevel=3)
+        return None
+    hashes = meta.get("kernel_hash", {})
+    stale = [k for k in _KERNEL_SOURCES if k in hashes and hashes[k] != kernel_hash(k)]
+    if stale:
+        warnings.warn(f"ignoring {', '.join(stale)} entries of tuned table {p.name}: kernel source changed "
+                      "since it was tuned (run `pagedattn tune` again)", stacklevel=3)
+        table = dict(table, entries=[e for e in table["entries"] if e["key"]["kernel"] not in stale])
+    return table
+
+
+def lookup(key: ShapeKey, device_name: str, directory: Path | None = None) -> tuple[LaunchProfile, dict] | None:
+    """(profile, entry) of the nearest tuned bucket for `key`, or None."""
+    table = _load(str(table_path(device_name, directory)))
+    if not table:
+        return None
+    want = key.bucket()
+    best, best_d = None, MAX_BUCKET_DISTANCE
+    for entry in table["entries"]:
+        have = entry["key"]
+        if any(have[c] != want[c] for c in _CATEGORICAL):
+            continue
+        d = bucket_distance(have, want)
+        if d <= best_d:
+            best, best_d = entry, d
+    if best is None:
+        return None
+    return LaunchProfile.from_dict(best["profile"]), best
+
+
+def clear_cache() -> None:
+    _load.cache_clear()

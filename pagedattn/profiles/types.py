@@ -1,0 +1,116 @@
+"""Launch parameters as values.
+
+`LaunchProfile` holds every launch parameter the kernels take; a launcher receives one and
+decides nothing. `ShapeKey` is what the dispatcher looks a profile up by: only host-known shape
+properties (tensor shapes, dtypes, `max_seqlen_q`/`max_seqlen_k`), never tensor contents, so a
+lookup needs no device synchronisation and is stable under CUDA-graph capture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+KERNELS = ("unified", "sparse")
+
+
+def next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class LaunchProfile:
+    """Launch parameters of one kernel call.
+
+    block_m     rows of a program's query block. Unified: BLOCK_Q = block_m // group query tokens
+                x the group's heads; sparse: the heads of one KV group (>= group).
+    tile_n      KV tokens (unified) or selected indices (sparse) per inner-loop step.
+    num_splits  KV segments per query block; 1 = single pass (no workspace, no merge).
+    num_warps   warps per program.
+    num_stages  software-pipelining depth of the KV loads.
+    kv_major    compute S^T = K Q^T and O^T = V^T P^T (K and V feed the matrix unit from
+                registers, so FP8 pages are upcast in registers instead of being staged twice
+                through shared memory); False = the row-major S = Q K^T form.
+    """
+
+    block_m: int
+    tile_n: int
+    num_splits: int = 1
+    num_warps: int = 4
+    num_stages: int = 2
+    kv_major: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("block_m", "tile_n"):
+            value = getattr(self, name)
+            if value < 16 or value & (value - 1):
+                raise ValueError(f"LaunchProfile.{name} must be a power of two >= 16, got {value}")
+        if self.num_splits < 1:
+            raise ValueError(f"LaunchProfile.num_splits must be >= 1, got {self.num_splits}")
+        if self.num_warps not in (1, 2, 4, 8, 16):
+            raise ValueError(f"LaunchProfile.num_warps must be 1, 2, 4, 8 or 16, got {self.num_warps}")
+        if not 1 <= self.num_stages <= 6:
+            raise ValueError(f"LaunchProfile.num_stages must be in 1..6, got {self.num_stages}")
+
+    def block_q(self, group: int) -> int:
+        """Query tokens packed per unified program."""
+        return max(1, self.block_m // group)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_dict(data: dict) -> "LaunchProfile":
+        return LaunchProfile(**{k: data[k] for k in LaunchProfile.__dataclass_fields__ if k in data})
+
+    def short(self) -> str:
+        form = "kvmajor" if self.kv_major else "rowmajor"
+        return (
+            f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/{form}"
+        )
+
+
+def query_class(max_seqlen_q: int) -> str:
+    """decode: one token; verify: 2..8 draft tokens; prefill: longer chunks."""
+    if max_seqlen_q <= 1:
+        return "decode"
+    return "verify" if max_seqlen_q <= 8 else "prefill"
+
+
+@dataclass(frozen=True)
+class ShapeKey:
+    """Host-known shape of a call, as the dispatcher sees it.
+
+    programs  unified: upper bound of query blocks x KV heads before splitting (uses the
+              decode/verify packing); sparse: rows x KV heads.
+    kv_len    unified: max_seqlen_k (or the block table's capacity); sparse: top-k.
+    """
+
+    kernel: str
+    kv_dtype: str  # "bf16", "fp16", "fp8"
+    head_size: int
+    group: int
+    query_class: str
+    num_seqs: int
+    max_seqlen_q: int
+    num_tokens: int
+    num_kv_heads: int
+    kv_len: int
+
+    @property
+    def programs(self) -> int:
+        return self.num_tokens * self.num_kv_heads if self.kernel == "sparse" else self.num_seqs * self.num_kv_heads
+
+    def bucket(self) -> dict:
+        """The coordinates tuned tables are keyed and matched by."""
+        return {
+            "kernel": self.kernel,
+            "kv_dtype": self.kv_dtype,
+            "head_size": self.head_size,
+            "group": self.group,
+            "query_class": self.query_class,
+            "num_seqs": self.num_seqs,
+            "max_seqlen_q": self.max_seqlen_q,
+            "num_tokens": self.num_tokens,
+            "num_kv_heads": self.num_kv_heads,
+            "kv_len": self.kv_len,
+        }

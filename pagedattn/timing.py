@@ -1,0 +1,51 @@
+"""Timing shared by the benchmark and the tuner.
+
+On a GPU: `triton.testing.do_bench` medians after warm-up, over a rotation of input sets so that
+the sets together exceed the L2 cache (a kernel timed on one small input set measures the cache,
+not HBM). Under the interpreter timings mean nothing; `time_calls` still runs the calls (so the
+code path is exercised) and returns a host-clock median marked as such by `timings_meaningful`.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable
+
+import torch
+
+from .device import DeviceInfo
+from .interpreter import interpreter_active
+
+
+def timings_meaningful() -> bool:
+    return torch.cuda.is_available() and not interpreter_active()
+
+
+def rotation_count(bytes_per_set: int, device: DeviceInfo, max_sets: int = 8) -> int:
+    """How many distinct input sets keep the working set at >= 3x L2 (1 if one set already is)."""
+    if bytes_per_set <= 0 or device.l2_bytes <= 0:
+        return 1
+    need = -(-3 * device.l2_bytes // bytes_per_set)
+    return max(1, min(max_sets, need))
+
+
+def time_calls(calls: list[Callable[[], object]], warmup_ms: float = 25.0, rep_ms: float = 100.0) -> float:
+    """Median milliseconds of one call, cycling through `calls` (one per rotated input set)."""
+    state = {"i": 0}
+
+    def step():
+        fn = calls[state["i"] % len(calls)]
+        state["i"] += 1
+        fn()
+
+    if not timings_meaningful():
+        samples = []
+        for _ in range(max(1, len(calls))):
+            t0 = time.perf_counter()
+            step()
+            samples.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(samples)
+    import triton.testing
+
+    return float(triton.testing.do_bench(step, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
