@@ -134,8 +134,9 @@ def sparse_attention(
 ) -> torch.Tensor:
     """Each row attends to the keys its `indices` row lists (logical positions in its request).
 
-    Slot j of row r is used when indices[r, j] >= 0, j < counts[r] (if counts is given), its
-    logical page is inside the block table and the physical page is in [0, num_blocks).
+    Slot j of row r is used when token_to_req[r] names a row of the block table, indices[r, j] >= 0,
+    j < counts[r] (if counts is given), its logical page is inside the block table and the physical
+    page is in [0, num_blocks).
     Duplicate indices are separate keys (each slot counts once)."""
     num_rows, num_q_heads, head_size = q.shape
     num_blocks, block_size, num_kv_heads, _ = k_cache.shape
@@ -156,7 +157,9 @@ def sparse_attention(
         if counts is not None:
             used = counts[r_lo:r_hi].to(device=device, dtype=torch.int64)
             valid &= torch.arange(topk, device=device)[None, :] < used[:, None]
-        phys = table[req[:, None], page.clamp(0, table.shape[1] - 1)]
+        known = (req >= 0) & (req < table.shape[0])  # a row of no known request sees nothing
+        valid &= known[:, None]
+        phys = table[torch.where(known, req, 0)[:, None], page.clamp(0, table.shape[1] - 1)]
         valid &= (phys >= 0) & (phys < num_blocks)
         slot = idx.clamp(min=0) % block_size
         k = _gather_tokens(k_cache, phys, slot, valid, ks)  # [rows, topk, Hkv, D]

@@ -329,7 +329,8 @@ def _mixed_batch(hq, hkv, d, kv_dtype, scale: int = 1) -> UnifiedShape:
     verify = [(4, 2048 + 1792 * i) for i in range(16)]
     seqs = prefill + decode + verify
     if scale > 1:
-        seqs = [(max(1, n // scale) if n > 4 else n, max(n, kv // scale)) for n, kv in seqs[::scale]]
+        shrunk = [(max(1, n // scale) if n > 4 else n, kv // scale) for n, kv in seqs[::scale]]
+        seqs = [(n, max(n, kv)) for n, kv in shrunk]
     return UnifiedShape(tuple(n for n, _ in seqs), tuple(kv for _, kv in seqs), hq, hkv, d, kv_dtype=kv_dtype)
 
 

@@ -5,6 +5,7 @@
 * `page_lookup`         — logical token position -> (physical page, slot, valid) through a block
                           table row; out-of-table pages and physical ids outside [0, num_blocks)
                           come back invalid and are never dereferenced.
+* `prepare_query`       — the compute dtype: Q's dtype, or fp16 for FP8 pages.
 * `load_tokens`         — gather `[TILE_N, HEAD_PAD]` head vectors of the given tokens.
 * `attend_tile`         — one online-softmax step (base 2) in either orientation:
                           row-major  S = Q K^T  [BLOCK_M, TILE_N], O += P V
@@ -24,8 +25,8 @@ import torch
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
-NEG_BIG = -1.0e30  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) NaN-free
+LOG2E = tl.constexpr(1.4426950408889634)
+NEG_BIG = tl.constexpr(-1.0e30)  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) NaN-free
 
 
 @triton.jit
@@ -52,6 +53,22 @@ def load_tokens(cache_ptr, phys, slot, valid, stride_block, stride_slot, head_of
     if HEAD == HEAD_PAD:
         return tl.load(ptrs, mask=valid[:, None], other=0.0)
     return tl.load(ptrs, mask=valid[:, None] & (offs_d[None, :] < HEAD), other=0.0)
+
+
+@triton.jit
+def prepare_query(q, softmax_scale, k_scale, KV_FP8: tl.constexpr):
+    """(q in the compute dtype, scale still to apply to q.k).
+
+    FP8 pages are computed in fp16: e4m3 -> fp16 is one instruction per two values on sm90,
+    while e4m3 -> bf16 goes through fp32. q is pre-multiplied by the softmax scale in fp32 before
+    its fp16 cast, so a large bf16 query cannot overflow fp16 (and fp16 keeps more mantissa bits
+    than the bf16 input had)."""
+    if KV_FP8:
+        q = (q.to(tl.float32) * softmax_scale).to(tl.float16)
+        scale = k_scale
+    else:
+        scale = softmax_scale * k_scale
+    return q, scale
 
 
 @triton.jit

@@ -20,12 +20,13 @@ Launch parameters and the shape property each is tied to (values come from `page
               registers (see ops/common.py).
 """
 
+import torch
 import triton
 import triton.language as tl
 
 from ..profiles.types import LaunchProfile
 from .common import (
-    NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, scale_args, split_workspace, write_rows,
+    NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args, split_workspace, write_rows,
 )
 
 
@@ -42,7 +43,7 @@ def sparse_attention_kernel(
     NUM_Q_HEADS: tl.constexpr, GROUP: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_M: tl.constexpr, TILE_N: tl.constexpr, SPLIT: tl.constexpr,
     KV_MAJOR: tl.constexpr, HAS_COUNTS: tl.constexpr,
-    K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
+    KV_FP8: tl.constexpr, K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
     kv_head = tl.program_id(1)
@@ -74,8 +75,7 @@ def sparse_attention_kernel(
 
     q_ptrs = q_ptr + row * stride_q_row + head[:, None] * stride_q_head + offs_d[None, :]
     q = tl.load(q_ptrs, mask=row_ok[:, None] & d_ok[None, :], other=0.0)  # [BLOCK_M, HEAD_PAD]
-    compute_dtype = q.dtype
-    score_scale = softmax_scale * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+    q, score_scale = prepare_query(q, softmax_scale, load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR), KV_FP8)
     v_scale = load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR)
     m_i = tl.full([BLOCK_M], NEG_BIG, tl.float32)
     l_i = tl.zeros([BLOCK_M], tl.float32)
@@ -98,7 +98,7 @@ def sparse_attention_kernel(
             visible = key_ok[:, None] & row_ok[None, :]
         else:
             visible = row_ok[:, None] & key_ok[None, :]
-        acc, m_i, l_i = attend_tile(q, k.to(compute_dtype), v.to(compute_dtype), visible, acc, m_i, l_i,
+        acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
                                     score_scale, 1.0, False, KV_MAJOR)
     if KV_MAJOR:
         acc = tl.trans(acc)
@@ -130,7 +130,7 @@ def launch_sparse_attention(
         out.stride(0), out.stride(1), indices.stride(0), block_table.stride(0),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, TILE_N=profile.tile_n, SPLIT=splits > 1, KV_MAJOR=profile.kv_major,
-        HAS_COUNTS=counts is not None, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        HAS_COUNTS=counts is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )
     if splits > 1:

@@ -30,12 +30,13 @@ The number of query blocks is bounded by num_tokens // BLOCK_Q + num_seqs, so th
 device read; each program finds its sequence by binary search over cu_seqlens_q.
 """
 
+import torch
 import triton
 import triton.language as tl
 
 from ..profiles.types import LaunchProfile
 from .common import (
-    LOG2E, NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, scale_args, split_workspace,
+    LOG2E, NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args, split_workspace,
     write_rows,
 )
 
@@ -69,7 +70,7 @@ def unified_attention_kernel(
     PAGE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_Q: tl.constexpr, TILE_N: tl.constexpr,
     SPLIT: tl.constexpr, KV_MAJOR: tl.constexpr,
     HAS_WINDOW: tl.constexpr, HAS_SOFTCAP: tl.constexpr, HAS_SINKS: tl.constexpr,
-    K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
+    KV_FP8: tl.constexpr, K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
 ):
     block_id = tl.program_id(0)
     kv_head = tl.program_id(1)
@@ -114,8 +115,7 @@ def unified_attention_kernel(
 
     q_ptrs = q_ptr + row_tok[:, None] * stride_q_tok + head[:, None] * stride_q_head + offs_d[None, :]
     q = tl.load(q_ptrs, mask=row_ok[:, None] & d_ok[None, :], other=0.0)  # [BLOCK_M, HEAD_PAD]
-    compute_dtype = q.dtype
-    score_scale = softmax_scale * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+    q, score_scale = prepare_query(q, softmax_scale, load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR), KV_FP8)
     v_scale = load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR)
 
     m_i = tl.full([BLOCK_M], NEG_BIG, tl.float32)
@@ -146,7 +146,7 @@ def unified_attention_kernel(
             visible = key_ok[None, :] & (pos[None, :] <= q_pos[:, None])  # [BLOCK_M, TILE_N]
             if HAS_WINDOW:
                 visible = visible & (pos[None, :] > q_pos[:, None] - window)
-        acc, m_i, l_i = attend_tile(q, k.to(compute_dtype), v.to(compute_dtype), visible, acc, m_i, l_i,
+        acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
                                     score_scale, softcap, HAS_SOFTCAP, KV_MAJOR)
     if KV_MAJOR:
         acc = tl.trans(acc)
@@ -184,7 +184,7 @@ def launch_unified_attention(
         NUM_Q_HEADS=num_q_heads, GROUP=group, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, BLOCK_Q=block_q, TILE_N=profile.tile_n, SPLIT=splits > 1,
         KV_MAJOR=profile.kv_major, HAS_WINDOW=sliding_window is not None, HAS_SOFTCAP=softcap is not None,
-        HAS_SINKS=sinks is not None, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        HAS_SINKS=sinks is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )
     if splits > 1:

@@ -3,8 +3,10 @@
 Order: explicit `profile=` -> tuned table for this device (nearest bucket) -> the arch's rule
 ladders applied to the analytic default -> the analytic default. The blocklist is checked last:
 a blocked candidate is skipped and the next source is tried; an explicit blocked profile is an
-error. Everything here is a pure function of (`ShapeKey`, `DeviceInfo`), so every branch is
-testable on a CPU.
+error. Measured candidates (table, rules) are skipped only when blocked or when they would compute
+a wrong result (`shape_problem`); the resource estimates (`unfit_reason`) prune the tuner's search
+space and never veto a measurement. Everything here is a pure function of (`ShapeKey`,
+`DeviceInfo`), so every branch is testable on a CPU.
 
 Analytic default:
   * BLOCK_M (unified): decode/verify pack all query tokens of a sequence with the group's heads,
@@ -136,7 +138,7 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
     if sources:
         candidates.append(Selection(laddered, "rules", "; ".join(sources)))
     for cand in candidates:
-        if unfit_reason(cand.profile, key, device) is None and not rules.blocked_reason(kernel, device, key, cand.profile):
+        if shape_problem(cand.profile, key) is None and not rules.blocked_reason(kernel, device, key, cand.profile):
             return cand
     if rules.blocked_reason(kernel, device, key, default) is None:
         return Selection(default, "default")

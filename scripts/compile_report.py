@@ -1,0 +1,117 @@
+"""Compile the kernels for sm90 on a machine without a GPU and report what the compiler did.
+
+For each (kernel, shape, profile) it prints registers per thread, spilled bytes, shared memory,
+and counts of the SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older
+mma.sync path), LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS (shared memory
+traffic), F2F/F2FP (conversions). Costs no device time: Triton ships ptxas and cuobjdump.
+
+    TRITON_INTERPRET=0 python3 scripts/compile_report.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ["TRITON_INTERPRET"] = "0"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import triton  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.compiler import ASTSource  # noqa: E402
+
+from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
+from pagedattn.ops.unified import unified_attention_kernel  # noqa: E402
+from pagedattn.profiles.types import LaunchProfile  # noqa: E402
+
+TARGET = GPUTarget("cuda", 90, 32)
+CUOBJDUMP = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+SASS_OPS = ("HGMMA", "HMMA", "LDGSTS", "LDG", "STS", "LDS", "LDSM", "F2FP", "F2F", "MUFU", "BAR", "SYNCS", "UTMALDG")
+TYPES = {"bf16": "*bf16", "fp16": "*fp16", "fp8": "*fp8e4nv"}
+
+
+def _signature(kernel, pointer_types: dict, float_args: set, none_args: set) -> tuple[dict, dict]:
+    signature, constexprs = {}, {}
+    for name in kernel.arg_names:
+        if name in none_args:
+            signature[name] = "constexpr"
+            constexprs[name] = None
+        elif name in pointer_types:
+            signature[name] = pointer_types[name]
+        elif name in float_args:
+            signature[name] = "fp32"
+        elif name.isupper():
+            signature[name] = "constexpr"
+        else:
+            signature[name] = "i32"
+    return signature, constexprs
+
+
+def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+            "lse_ptr": "*fp32", "cu_q_ptr": "*i32", "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
+    floats = {"k_scale_value", "v_scale_value", "softmax_scale", "softcap"}
+    sig, const = _signature(unified_attention_kernel, ptrs, floats, {"sinks_ptr", "k_scale_ptr", "v_scale_ptr"})
+    const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,
+                 BLOCK_Q=profile.block_q(group), TILE_N=profile.tile_n, SPLIT=split, KV_MAJOR=profile.kv_major,
+                 HAS_WINDOW=False, HAS_SOFTCAP=False, HAS_SINKS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False,
+                 V_SCALE_TENSOR=False)
+    return _compile(unified_attention_kernel, sig, const, profile)
+
+
+def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+            "lse_ptr": "*fp32", "indices_ptr": "*i32", "table_ptr": "*i32", "req_ptr": "*i32"}
+    floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
+    sig, const = _signature(sparse_attention_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
+    const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,
+                 TILE_N=profile.tile_n, SPLIT=split, KV_MAJOR=profile.kv_major, HAS_COUNTS=False, KV_FP8=kv == "fp8",
+                 K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+    return _compile(sparse_attention_kernel, sig, const, profile)
+
+
+def _compile(kernel, sig, const, profile: LaunchProfile) -> dict:
+    divisible = [i for i, n in enumerate(kernel.arg_names) if n.startswith("stride") or n.endswith("_ptr")]
+    attrs = {(i,): [["tt.divisibility", 16]] for i in divisible if sig[kernel.arg_names[i]] != "constexpr"}
+    src = ASTSource(fn=kernel, signature=sig, constexprs=const, attrs=attrs)
+    compiled = triton.compile(src, target=TARGET, options={"num_warps": profile.num_warps,
+                                                           "num_stages": profile.num_stages})
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(compiled.asm["cubin"])
+        f.flush()
+        sass = subprocess.run([str(CUOBJDUMP), "--dump-sass", f.name], capture_output=True, text=True).stdout
+        usage = subprocess.run([str(CUOBJDUMP), "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
+    regs = re.search(r"REG:(\d+)", usage)
+    stack = re.search(r"STACK:(\d+)", usage)
+    counts = {op: len(re.findall(rf"\b{op}(\.[A-Z0-9_.]+)?\b", sass)) for op in SASS_OPS}
+    return {"regs": int(regs.group(1)) if regs else None, "stack": int(stack.group(1)) if stack else None,
+            "smem": compiled.metadata.shared, **counts}
+
+
+def main() -> None:
+    rows = []
+    for kv in ("bf16", "fp8"):
+        for kv_major in (False, True):
+            for tile, warps, stages in ((32, 4, 3), (64, 4, 3), (64, 8, 3)):
+                prof = LaunchProfile(64, tile, 16, warps, stages, kv_major)
+                rows.append((f"unified verify 16:1 D256 {kv}", prof, compile_unified("bf16", kv, 16, 256, 16, prof, True)))
+    for kv_major in (False, True):
+        for tile, warps, stages in ((64, 4, 3), (128, 4, 3)):
+            prof = LaunchProfile(16, tile, 1, warps, stages, kv_major)
+            rows.append(("unified decode 4:1 D128 bf16", prof, compile_unified("bf16", "bf16", 4, 128, 16, prof, False)))
+    for kv in ("bf16", "fp8"):
+        for kv_major in (False, True):
+            prof = LaunchProfile(16, 64, 1, 4, 3, kv_major)
+            rows.append((f"sparse TP1 12:1 D256 {kv}", prof, compile_sparse("bf16", kv, 12, 256, 16, prof, False)))
+    keys = ["regs", "stack", "smem", *SASS_OPS]
+    print(f"{'case':32s} {'profile':34s} " + " ".join(f"{k:>6s}" for k in keys))
+    for name, prof, info in rows:
+        print(f"{name:32s} {prof.short():34s} " + " ".join(f"{str(info[k]):>6s}" for k in keys))
+
+
+if __name__ == "__main__":
+    main()

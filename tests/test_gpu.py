@@ -1,0 +1,80 @@
+"""Real-size checks on a CUDA GPU: the named workloads vs the float64 reference with the dispatcher's
+profile, and CUDA-graph capture/replay with new lengths, tables and selections."""
+
+import pytest
+import torch
+
+import pagedattn
+from pagedattn import reference
+from pagedattn.workloads import WORKLOADS, SparseShape, UnifiedShape, make_paged_cache
+from conftest import assert_close_to_reference, nan_like
+
+pytestmark = pytest.mark.gpu
+
+_REAL_CASES = [
+    case
+    for name, keep in (
+        ("mtp-verify", "kv=8192"), ("mtp-verify", "kv=32768 16q/1kv d256 fp8"), ("gqa-decode", "kv=4096"),
+        ("gqa-verify", "kv=4096"), ("long-request", ""), ("mixed-batch", ""), ("dense-prefill", ""),
+        ("sparse-prefill", "rows=520"), ("sparse-prefill", "rows=8192 24q/2kv"), ("sparse-decode", ""),
+    )
+    for case in WORKLOADS[name].cases
+    if keep in case.label
+]
+
+
+@pytest.mark.parametrize("case", _REAL_CASES, ids=[c.label for c in _REAL_CASES])
+def test_named_workload_matches_reference(case):
+    kwargs = case.build("cuda", seed=11).kwargs
+    fn = pagedattn.unified_attention if case.shape.kernel == "unified" else pagedattn.sparse_attention
+    out = fn(**kwargs, out=nan_like(kwargs["q"]))
+    assert_close_to_reference(out, getattr(reference, f"{case.shape.kernel}_attention")(**kwargs))
+
+
+def test_unified_cuda_graph_replay_with_new_lengths_and_tables():
+    """Capture once at fixed shapes; replay after writing new seq_lens and block tables in place."""
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    batch, q_len, capacity = 8, 4, 3000
+    cache = make_paged_cache([capacity] * batch, 1, 256, 16, "fp8", "cuda", gen)
+    q = torch.randn(batch * q_len, 16, 256, device="cuda", generator=gen).bfloat16()
+    cu = torch.arange(0, batch * q_len + 1, q_len, dtype=torch.int32, device="cuda")
+    seq_lens = torch.full((batch,), capacity, dtype=torch.int32, device="cuda")
+    table = cache.block_table.clone()
+    out = torch.empty_like(q)
+    call = dict(cu_seqlens_q=cu, seq_lens=seq_lens, block_table=table, max_seqlen_q=q_len, max_seqlen_k=capacity,
+                k_scale=cache.k_scale, v_scale=cache.v_scale, out=out)
+    pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)  # compile outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)
+    for trial in range(3):
+        seq_lens.copy_(torch.randint(q_len, capacity + 1, (batch,), device="cuda", generator=gen, dtype=torch.int32))
+        table.copy_(table[torch.randperm(batch, device="cuda", generator=gen)])
+        q.copy_(torch.randn(q.shape, device="cuda", generator=gen))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        expected = reference.unified_attention(q, cache.k_cache, cache.v_cache, **(call | {"out": None}))
+        assert_close_to_reference(out, expected)
+
+
+def test_sparse_cuda_graph_replay_with_new_selections():
+    shape = SparseShape(2, 4096, 64, 24, 2, 256, kv_dtype="fp8")
+    kwargs = shape.build("cuda", seed=3).kwargs
+    static = {k: (v.clone() if isinstance(v, torch.Tensor) else v) for k, v in kwargs.items()}
+    out = torch.empty_like(static["q"])
+    pagedattn.sparse_attention(**static, out=out)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        pagedattn.sparse_attention(**static, out=out)
+    for seed in (4, 5):
+        fresh = SparseShape(2, 4096, 64, 24, 2, 256, kv_dtype="fp8", overlap=0.3).build("cuda", seed=seed).kwargs
+        for name in ("indices", "token_to_req", "q"):
+            static[name].copy_(fresh[name])
+        static["token_to_req"].copy_(static["token_to_req"].flip(0))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert_close_to_reference(out, reference.sparse_attention(**static))

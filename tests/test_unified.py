@@ -1,0 +1,162 @@
+"""Unified paged attention vs the float64 reference on tiny shapes (interpreter on CPU, GPU if present).
+
+Every launch shape is forced through `profile=`: single pass and split KV, row-major and kv-major,
+several BLOCK_Q packings and tile sizes. Inputs are fresh random draws per case; outputs are
+pre-filled with NaN so an unwritten element fails.
+"""
+
+import pytest
+import torch
+
+import pagedattn
+from pagedattn import LaunchProfile, reference
+from pagedattn.workloads import UnifiedShape
+from conftest import assert_close_to_reference, nan_like
+
+_seed = iter(range(10_000, 1_000_000))
+
+# (block_m, tile_n, num_splits, kv_major): every launch shape and orientation
+PROFILES = [
+    LaunchProfile(64, 16, 1),
+    LaunchProfile(64, 32, 3),
+    LaunchProfile(64, 16, 1, kv_major=True),
+    LaunchProfile(64, 32, 4, kv_major=True),
+]
+PROFILE_IDS = [p.short() for p in PROFILES]
+
+
+def run_case(shape: UnifiedShape, device: str, profile: LaunchProfile | None, **overrides):
+    inputs = shape.build(device, seed=next(_seed))
+    kwargs = inputs.kwargs | overrides
+    out = nan_like(kwargs["q"])
+    result = pagedattn.unified_attention(**kwargs, out=out, profile=profile)
+    assert result is out
+    return out, reference.unified_attention(**kwargs), kwargs
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+@pytest.mark.parametrize("heads", [(16, 1), (32, 2)], ids=["16q1kv", "32q2kv"])
+def test_verify_gqa16_four_draft_tokens(device, profile, kv_dtype, heads):
+    """The MTP verify shape: 4 draft tokens x 16 heads per KV head in one program (BLOCK_M=64)."""
+    shape = UnifiedShape((4, 4, 4), (45, 70, 4), heads[0], heads[1], 32, 16, kv_dtype=kv_dtype)
+    out, ref, _ = run_case(shape, device, profile)
+    assert_close_to_reference(out, ref)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
+def test_mixed_batch_prefill_decode_verify(device, profile):
+    """Prefill chunk, decode, verify, a sequence of length 1 and one shorter than a tile, together."""
+    shape = UnifiedShape((20, 1, 4, 1, 3, 0), (52, 33, 9, 1, 3, 5), 8, 2, 32, 16)
+    out, ref, _ = run_case(shape, device, LaunchProfile.from_dict(profile.to_dict() | {"block_m": 16}))
+    assert_close_to_reference(out, ref)
+
+
+@pytest.mark.parametrize("block_m", [16, 32, 64])
+@pytest.mark.parametrize("tile_n", [16, 32, 64])
+def test_block_packing_and_tiles(device, block_m, tile_n):
+    """BLOCK_Q = block_m // group tokens per program (4, 8, 16 at group 4) with every tile size."""
+    shape = UnifiedShape((7, 1, 12), (40, 17, 12), 8, 2, 32, 16)
+    out, ref, _ = run_case(shape, device, LaunchProfile(block_m, tile_n, 2))
+    assert_close_to_reference(out, ref)
+
+
+@pytest.mark.parametrize("head_size,page", [(64, 16), (128, 32), (256, 64)])
+@pytest.mark.parametrize("kv_major", [False, True])
+def test_head_sizes_and_pages(device, head_size, page, kv_major):
+    shape = UnifiedShape((3, 1), (80, 130), 4, 2, head_size, page)
+    out, ref, _ = run_case(shape, device, LaunchProfile(16, 32, 2, kv_major=kv_major))
+    assert_close_to_reference(out, ref)
+
+
+def test_non_power_of_two_head_size_and_group(device):
+    """head size 80 (padded to 128 inside) and a 3:1 group packed densely into 16 rows."""
+    shape = UnifiedShape((4, 2), (30, 50), 6, 2, 80, 16)
+    out, ref, _ = run_case(shape, device, LaunchProfile(16, 16, 2))
+    assert_close_to_reference(out, ref)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
+@pytest.mark.parametrize(
+    "features",
+    [dict(sliding_window=8), dict(softcap=5.0), dict(sinks=True),
+     dict(sliding_window=5, softcap=3.0, sinks=True)],
+    ids=["window", "softcap", "sinks", "all"],
+)
+def test_window_softcap_sinks(device, profile, features):
+    shape = UnifiedShape((6, 1, 4), (40, 25, 4), 8, 2, 32, 16, kv_dtype="bf16", **features)
+    out, ref, _ = run_case(shape, device, LaunchProfile.from_dict(profile.to_dict() | {"block_m": 16}))
+    assert_close_to_reference(out, ref)
+
+
+@pytest.mark.parametrize("q_dtype", ["bf16", "fp16"])
+def test_fp16_queries_and_scale_tensors(device, q_dtype):
+    """FP8 pages with k/v scales given as 1-element device tensors (read on the device)."""
+    shape = UnifiedShape((4, 1), (50, 20), 8, 2, 32, 16, q_dtype=q_dtype, kv_dtype="fp8")
+    inputs = shape.build(device, seed=next(_seed))
+    kwargs = inputs.kwargs
+    kwargs["k_scale"] = torch.tensor([kwargs["k_scale"]], dtype=torch.float32, device=device)
+    kwargs["v_scale"] = torch.tensor([kwargs["v_scale"]], dtype=torch.float32, device=device)
+    out = pagedattn.unified_attention(**kwargs, profile=LaunchProfile(16, 16, 2))
+    assert out.dtype == kwargs["q"].dtype
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+def test_fp16_cache(device):
+    shape = UnifiedShape((2, 3), (30, 18), 4, 1, 32, 16, q_dtype="fp16", kv_dtype="fp16")
+    out, ref, _ = run_case(shape, device, None)
+    assert_close_to_reference(out, ref)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
+def test_invalid_pages_are_masked(device, profile):
+    """Negative and out-of-range physical page ids are skipped, like pages that do not exist."""
+    shape = UnifiedShape((4, 1), (70, 40), 8, 2, 32, 16)
+    inputs = shape.build(device, seed=next(_seed))
+    kwargs = inputs.kwargs
+    table = kwargs["block_table"].clone()
+    num_blocks = kwargs["k_cache"].shape[0]
+    table[0, 1] = -7
+    table[0, 2] = num_blocks + 3
+    table[1, 0] = 2**30
+    kwargs["block_table"] = table
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
+                                      profile=LaunchProfile.from_dict(profile.to_dict() | {"block_m": 16}))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+def test_every_page_invalid_gives_zero(device):
+    shape = UnifiedShape((2,), (20,), 4, 1, 32, 16)
+    inputs = shape.build(device, seed=next(_seed))
+    kwargs = inputs.kwargs | {"block_table": torch.full_like(inputs.kwargs["block_table"], -1)}
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=LaunchProfile(16, 16, 2))
+    assert torch.count_nonzero(out) == 0 and not out.isnan().any()
+
+
+def test_dispatcher_default_profile(device):
+    """profile=None goes through the dispatcher and still matches the reference."""
+    shape = UnifiedShape((4, 4), (90, 33), 16, 1, 32, 16, kv_dtype="fp8")
+    out, ref, _ = run_case(shape, device, None)
+    assert_close_to_reference(out, ref)
+
+
+def test_torch_compile_calls_the_custom_op(device):
+    shape = UnifiedShape((4, 1), (30, 12), 8, 2, 32, 16)
+    kwargs = shape.build(device, seed=next(_seed)).kwargs
+
+    def layer(q, k_cache, v_cache, cu, lens, table):
+        out = pagedattn.unified_attention(q * 2.0, k_cache, v_cache, cu_seqlens_q=cu, seq_lens=lens,
+                                          block_table=table, max_seqlen_q=4, profile=LaunchProfile(16, 16, 2))
+        return out.float().sum(-1)
+
+    compiled = torch.compile(layer, backend="aot_eager" if device == "cpu" else "inductor")
+    args = (kwargs["q"], kwargs["k_cache"], kwargs["v_cache"], kwargs["cu_seqlens_q"], kwargs["seq_lens"],
+            kwargs["block_table"])
+    got = compiled(*args)
+    ref = reference.unified_attention(**(kwargs | {"q": kwargs["q"] * 2.0})).sum(-1)
+    assert torch.allclose(got.double(), ref, rtol=2e-2, atol=2e-2)
+
+
+def test_custom_op_is_registered():
+    assert hasattr(torch.ops.pagedattn, "unified_attention")
+    assert hasattr(torch.ops.pagedattn, "sparse_attention")
