@@ -16,6 +16,7 @@ from typing import Optional
 import torch
 
 from .device import DeviceInfo
+from .interpreter import interpreter_active
 from .ops.sparse import launch_sparse_attention
 from .ops.unified import launch_unified_attention
 from .profiles.select import Selection, select_profile
@@ -69,6 +70,8 @@ def _positive(name: str, value, kind=(int, float)) -> None:
 def _check_caches(q, k_cache, v_cache) -> str:
     device = q.device
     _tensor("q", q, 3, Q_DTYPES, None)
+    if device.type != "cuda" and not interpreter_active():
+        raise ValueError(f"q is on {device}: the kernels need CUDA tensors (or TRITON_INTERPRET=1 for CPU tensors)")
     _tensor("k_cache", k_cache, 4, tuple(KV_DTYPES), device)
     _tensor("v_cache", v_cache, 4, tuple(KV_DTYPES), device)
     if v_cache.shape != k_cache.shape or v_cache.dtype != k_cache.dtype:
@@ -304,6 +307,8 @@ def sparse_attention(
         _tensor("counts", counts, 1, (torch.int32,), device)
         if counts.shape[0] != rows:
             raise ValueError(f"counts must have one entry per query row ({rows}), got {counts.shape[0]}")
+    if k_cache.shape[0] * k_cache.shape[1] >= 2**31:
+        raise ValueError("k_cache holds 2**31 tokens or more; sparse token ids are int32")
     _positive("softmax_scale", softmax_scale)
     _scale("k_scale", k_scale, device)
     _scale("v_scale", v_scale, device)

@@ -65,7 +65,8 @@ def make_paged_cache(
     """Random K/V pages for sequences of the given lengths, in shuffled page order."""
     pages = [cdiv(n, block_size) for n in seq_lens]
     num_blocks = sum(pages) + spare_blocks
-    perm = torch.randperm(num_blocks, generator=generator, device="cpu").to(torch.int32)
+    page_order = torch.Generator().manual_seed(generator.initial_seed())  # randperm draws on the CPU
+    perm = torch.randperm(num_blocks, generator=page_order).to(torch.int32)
     table = torch.zeros(len(seq_lens), max(1, max(pages, default=1)), dtype=torch.int32)
     start = 0
     for i, n in enumerate(pages):

@@ -65,7 +65,7 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
 
 def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
     ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "indices_ptr": "*i32", "table_ptr": "*i32", "req_ptr": "*i32"}
+            "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_attention_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,

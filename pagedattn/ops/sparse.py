@@ -1,11 +1,15 @@
 """Sparse paged GQA attention: each query row attends to its own top-k selected tokens.
 
-Grid: (rows, KV heads, splits). A program owns one row and the GROUP query heads that share one
-KV head, packed into BLOCK_M rows (rows past GROUP are padding); it walks its share of the row's
-index list TILE_N indices at a time, resolving each logical position through the row's request
-block table (`token_to_req`). Unused slots (-1), positions whose page lies outside the table and
-physical pages outside [0, num_blocks) are masked, never read; a row with nothing valid gives 0.
-With `counts`, a row stops after its first counts[row] slots instead of scanning the padding.
+Two launches. `selected_tokens_kernel` resolves every (row, slot) once: logical position -> page
+of the row's request (`token_to_req`, `block_table`) -> physical token id, or -1 for an unused
+slot (-1), a position whose page lies outside the table, a physical page outside [0, num_blocks)
+or a slot past counts[row]. Then `sparse_attention_kernel`, grid (rows, KV heads, splits): a
+program owns one row and the GROUP query heads that share one KV head, packed into BLOCK_M rows
+(rows past GROUP are padding), and walks its share of the row's token ids TILE_N at a time. Its
+loop has a single dependent load (token id -> K/V), which Triton's pipeliner issues ahead as
+cp.async; resolving pages inside the loop made it two, and the loop waited on both every step.
+Invalid entries are masked, never read; a row with nothing valid gives 0. With `counts`, a row
+stops after its first counts[row] slots instead of scanning the padding.
 
 Launch parameters and the shape property each is tied to (values come from `pagedattn.profiles`):
   BLOCK_M     next_pow2(GROUP), at least 16 (the matrix unit's minimum): tied to the GQA ratio
@@ -31,15 +35,40 @@ from .common import (
 
 
 @triton.jit
+def selected_tokens_kernel(
+    indices_ptr, counts_ptr, table_ptr, req_ptr, tokens_ptr,
+    num_reqs, num_blocks, max_blocks, topk, stride_idx_row, stride_table,
+    PAGE: tl.constexpr, BLOCK: tl.constexpr, HAS_COUNTS: tl.constexpr,
+):
+    """tokens[row, j] = physical token (page * PAGE + slot) of the row's j-th selection, or -1.
+
+    Resolving pages here, once per (row, slot), leaves the attention loop one dependent load
+    (token id -> K/V) instead of two (index -> page table -> K/V), which its pipeliner can hide."""
+    row = tl.program_id(0).to(tl.int64)
+    j = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    req = tl.load(req_ptr + row)
+    used = topk
+    if HAS_COUNTS:
+        used = tl.minimum(tl.load(counts_ptr + row), topk)
+    req_ok = (req >= 0) & (req < num_reqs)  # a row of no known request sees nothing
+    in_range = (j < used) & req_ok
+    pos = tl.load(indices_ptr + row * stride_idx_row + j, mask=in_range, other=-1)
+    table_row = table_ptr + tl.where(req_ok, req, 0).to(tl.int64) * stride_table
+    phys, slot, valid = page_lookup(table_row, pos, in_range, max_blocks, num_blocks, PAGE)
+    token = tl.where(valid, phys * PAGE + slot, -1).to(tl.int32)
+    tl.store(tokens_ptr + row * topk + j, token, mask=j < topk)
+
+
+@triton.jit
 def sparse_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr,
-    indices_ptr, counts_ptr, table_ptr, req_ptr, k_scale_ptr, v_scale_ptr,
+    tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,
     k_scale_value, v_scale_value, softmax_scale,
-    num_rows, num_reqs, num_blocks, max_blocks, topk, num_splits,
+    num_rows, topk, num_splits,
     stride_q_row, stride_q_head,
     stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head,
-    stride_o_row, stride_o_head, stride_idx_row, stride_table,
+    stride_o_row, stride_o_head,
     NUM_Q_HEADS: tl.constexpr, GROUP: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_M: tl.constexpr, TILE_N: tl.constexpr, SPLIT: tl.constexpr,
     KV_MAJOR: tl.constexpr, HAS_COUNTS: tl.constexpr,
@@ -56,11 +85,9 @@ def sparse_attention_kernel(
     row_ok = offs_m < GROUP
     d_ok = offs_d < HEAD
 
-    req = tl.load(req_ptr + row)
     used = topk
-    if HAS_COUNTS:
-        used = tl.minimum(tl.load(counts_ptr + row), topk)
-    used = tl.where((req >= 0) & (req < num_reqs), used, 0)  # a row of no known request sees nothing
+    if HAS_COUNTS:  # stop after the row's valid slots instead of scanning its padding
+        used = tl.maximum(tl.minimum(tl.load(counts_ptr + row), topk), 0)
     per_split = tl.cdiv(tl.cdiv(used, num_splits), TILE_N) * TILE_N
     lo = split * per_split
     hi = tl.minimum(lo + per_split, used)
@@ -85,19 +112,20 @@ def sparse_attention_kernel(
     else:
         acc = tl.zeros([BLOCK_M, HEAD_PAD], tl.float32)
 
-    table_row = table_ptr + tl.where((req >= 0) & (req < num_reqs), req, 0).to(tl.int64) * stride_table
     k_head = kv_head.to(tl.int64) * stride_k_head
     v_head = kv_head.to(tl.int64) * stride_v_head
     for start in range(lo, hi, TILE_N):
         j = start + offs_n
-        pos = tl.load(indices_ptr + row * stride_idx_row + j, mask=j < hi, other=-1)  # [TILE_N]
-        phys, slot, key_ok = page_lookup(table_row, pos, j < hi, max_blocks, num_blocks, PAGE)
+        token = tl.load(tokens_ptr + row * topk + j, mask=j < hi, other=-1)  # [TILE_N]
+        key_ok = token >= 0
+        phys = (token // PAGE).to(tl.int64)
+        slot = (token % PAGE).to(tl.int64)
         k = load_tokens(k_ptr, phys, slot, key_ok, stride_k_block, stride_k_slot, k_head, offs_d, HEAD, HEAD_PAD)
         v = load_tokens(v_ptr, phys, slot, key_ok, stride_v_block, stride_v_slot, v_head, offs_d, HEAD, HEAD_PAD)
         if KV_MAJOR:
-            visible = key_ok[:, None] & row_ok[None, :]
+            visible = key_ok[:, None]  # [TILE_N, 1]
         else:
-            visible = row_ok[:, None] & key_ok[None, :]
+            visible = key_ok[None, :]  # [1, TILE_N]
         acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
                                     score_scale, 1.0, False, KV_MAJOR)
     if KV_MAJOR:
@@ -105,32 +133,44 @@ def sparse_attention_kernel(
     write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_ptr + part_rows, SPLIT)
 
 
+_RESOLVE_BLOCK = 1024  # selections resolved per program of the token pre-pass
+
+
 def launch_sparse_attention(
     q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, *,
     softmax_scale: float, k_scale, v_scale, profile: LaunchProfile,
 ) -> None:
-    """Launch with the given profile; decides nothing."""
+    """Resolve selections to physical tokens, then launch attention with the given profile; decides nothing."""
     num_rows, num_q_heads, head = q.shape
     num_blocks, page, num_kv_heads, _ = k_cache.shape
+    topk = indices.shape[1]
     head_pad = triton.next_power_of_2(head)
     splits = profile.num_splits
-    if num_rows == 0:
+    if num_rows == 0 or topk == 0:
+        out.zero_()
         return
+    tokens = torch.empty(num_rows, topk, dtype=torch.int32, device=q.device)
+    selected_tokens_kernel[(num_rows, triton.cdiv(topk, _RESOLVE_BLOCK))](
+        indices, counts, block_table, token_to_req, tokens,
+        block_table.shape[0], num_blocks, block_table.shape[1], topk, indices.stride(0), block_table.stride(0),
+        PAGE=page, BLOCK=_RESOLVE_BLOCK, HAS_COUNTS=counts is not None,
+    )
     part, lse = split_workspace(splits, num_rows, num_q_heads, head_pad, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
     sparse_attention_kernel[(num_rows, num_kv_heads, splits)](
         q, k_cache, v_cache, out, part, lse,
-        indices, counts, block_table, token_to_req, k_scale_t, v_scale_t,
+        tokens, counts, k_scale_t, v_scale_t,
         k_scale_v, v_scale_v, softmax_scale,
-        num_rows, block_table.shape[0], num_blocks, block_table.shape[1], indices.shape[1], splits,
+        num_rows, topk, splits,
         q.stride(0), q.stride(1),
         k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
-        out.stride(0), out.stride(1), indices.stride(0), block_table.stride(0),
+        out.stride(0), out.stride(1),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, TILE_N=profile.tile_n, SPLIT=splits > 1, KV_MAJOR=profile.kv_major,
-        HAS_COUNTS=counts is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        HAS_COUNTS=counts is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn,
+        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )
     if splits > 1:

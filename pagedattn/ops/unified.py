@@ -57,6 +57,37 @@ def _find_sequence(cu_q_ptr, num_seqs, block_id, BLOCK_Q: tl.constexpr):
 
 
 @triton.jit
+def _attend_tiles(
+    q, acc, m_i, l_i, k_ptr, v_ptr, table_row, k_head, v_head, kv_lo, kv_hi, q_pos,
+    tile_lo, tile_hi, max_blocks, num_blocks, score_scale, softcap, window,
+    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
+    HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, PAGE: tl.constexpr, TILE_N: tl.constexpr,
+    CAUSAL: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SOFTCAP: tl.constexpr, KV_MAJOR: tl.constexpr,
+):
+    """Online softmax over KV tiles [tile_lo, tile_hi); CAUSAL=False for tiles no query can see past."""
+    for t in range(tile_lo, tile_hi):
+        pos = kv_lo + t * TILE_N + offs_n  # [TILE_N] absolute key positions
+        phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
+        k = load_tokens(k_ptr, phys, slot, key_ok, stride_k_block, stride_k_slot, k_head, offs_d, HEAD, HEAD_PAD)
+        v = load_tokens(v_ptr, phys, slot, key_ok, stride_v_block, stride_v_slot, v_head, offs_d, HEAD, HEAD_PAD)
+        if KV_MAJOR:
+            visible = key_ok[:, None]  # [TILE_N, 1], or [TILE_N, BLOCK_M] with the causal mask
+            if CAUSAL:
+                visible = visible & (pos[:, None] <= q_pos[None, :])
+                if HAS_WINDOW:
+                    visible = visible & (pos[:, None] > q_pos[None, :] - window)
+        else:
+            visible = key_ok[None, :]  # [1, TILE_N], or [BLOCK_M, TILE_N] with the causal mask
+            if CAUSAL:
+                visible = visible & (pos[None, :] <= q_pos[:, None])
+                if HAS_WINDOW:
+                    visible = visible & (pos[None, :] > q_pos[:, None] - window)
+        acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
+                                    score_scale, softcap, HAS_SOFTCAP, KV_MAJOR)
+    return acc, m_i, l_i
+
+
+@triton.jit
 def unified_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr,
     cu_q_ptr, seq_lens_ptr, table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
@@ -133,21 +164,20 @@ def unified_attention_kernel(
     table_row = table_ptr + seq.to(tl.int64) * stride_table
     k_head = kv_head.to(tl.int64) * stride_k_head
     v_head = kv_head.to(tl.int64) * stride_v_head
-    for t in range(tile_lo, tile_hi):
-        pos = kv_lo + t * TILE_N + offs_n  # [TILE_N] absolute key positions
-        phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
-        k = load_tokens(k_ptr, phys, slot, key_ok, stride_k_block, stride_k_slot, k_head, offs_d, HEAD, HEAD_PAD)
-        v = load_tokens(v_ptr, phys, slot, key_ok, stride_v_block, stride_v_slot, v_head, offs_d, HEAD, HEAD_PAD)
-        if KV_MAJOR:
-            visible = key_ok[:, None] & (pos[:, None] <= q_pos[None, :])  # [TILE_N, BLOCK_M]
-            if HAS_WINDOW:
-                visible = visible & (pos[:, None] > q_pos[None, :] - window)
-        else:
-            visible = key_ok[None, :] & (pos[None, :] <= q_pos[:, None])  # [BLOCK_M, TILE_N]
-            if HAS_WINDOW:
-                visible = visible & (pos[None, :] > q_pos[:, None] - window)
-        acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
-                                    score_scale, softcap, HAS_SOFTCAP, KV_MAJOR)
+    # tiles wholly at or before the block's first query position need no causal mask
+    free_tiles = 0
+    if not HAS_WINDOW:
+        free_tiles = (context + q_block * BLOCK_Q - kv_lo + 1) // TILE_N
+    acc, m_i, l_i = _attend_tiles(
+        q, acc, m_i, l_i, k_ptr, v_ptr, table_row, k_head, v_head, kv_lo, kv_hi, q_pos,
+        tile_lo, tl.minimum(tile_hi, free_tiles), max_blocks, num_blocks, score_scale, softcap, window,
+        stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
+        HEAD, HEAD_PAD, PAGE, TILE_N, False, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR)
+    acc, m_i, l_i = _attend_tiles(
+        q, acc, m_i, l_i, k_ptr, v_ptr, table_row, k_head, v_head, kv_lo, kv_hi, q_pos,
+        tl.maximum(tile_lo, free_tiles), tile_hi, max_blocks, num_blocks, score_scale, softcap, window,
+        stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
+        HEAD, HEAD_PAD, PAGE, TILE_N, True, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR)
     if KV_MAJOR:
         acc = tl.trans(acc)
     write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_ptr + part_rows, SPLIT)

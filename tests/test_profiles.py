@@ -1,0 +1,391 @@
+"""The launch-profile dispatcher as pure functions over DeviceInfo: seed rules, the multi-token
+verify gate, the analytic default, the blocklist, tuned tables and the profile types.
+
+Shape keys are derived from meta tensors through the same functions the public API uses, so GQA
+ratios are derived from head counts exactly as in a real call. Every test runs with the tuned-table
+directory pointed at an empty folder unless it writes its own table.
+"""
+
+import dataclasses
+import json
+
+import pytest
+import torch
+import triton
+
+from pagedattn import api
+from pagedattn.device import KNOWN_DEVICES, DeviceInfo
+from pagedattn.profiles import rules, tables
+from pagedattn.profiles.select import choose_splits, default_profile, select_profile
+from pagedattn.profiles.types import LaunchProfile, ShapeKey, next_pow2, query_class
+
+MI300X = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
+MI355X = KNOWN_DEVICES["AMD_INSTINCT_MI355X"]
+H200 = KNOWN_DEVICES["NVIDIA_H200"]
+TORCH_KV = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.float8_e4m3fn}
+
+
+@pytest.fixture(autouse=True)
+def no_tuned_tables(tmp_path_factory, monkeypatch):
+    """Point table lookups at an empty folder so shipped tables cannot change what is selected."""
+    monkeypatch.setattr(tables, "TABLE_DIR", tmp_path_factory.getbasetemp() / "no-tables")
+    tables.clear_cache()
+    yield
+    tables.clear_cache()
+
+
+def _meta(*shape, dtype=torch.bfloat16):
+    return torch.empty(shape, device="meta", dtype=dtype)
+
+
+def sparse_key(rows, num_q_heads, num_kv_heads, kv_dtype="bf16", head_size=256, topk=2051) -> ShapeKey:
+    return api.sparse_shape_key(
+        _meta(rows, num_q_heads, head_size), _meta(64, 16, num_kv_heads, head_size, dtype=TORCH_KV[kv_dtype]),
+        _meta(rows, topk, dtype=torch.int32),
+    )
+
+
+def unified_key(batch, q_len, num_q_heads, num_kv_heads, kv_len, kv_dtype="bf16", head_size=256) -> ShapeKey:
+    return api.unified_shape_key(
+        _meta(batch * q_len, num_q_heads, head_size),
+        _meta(64, 16, num_kv_heads, head_size, dtype=TORCH_KV[kv_dtype]),
+        _meta(batch, -(-kv_len // 16), dtype=torch.int32), q_len, kv_len,
+    )
+
+
+def amd_stages(profile: LaunchProfile, device: DeviceInfo) -> LaunchProfile:
+    """ROCm always pipelines with one stage (64 KiB LDS); other vendors keep the default."""
+    return dataclasses.replace(profile, num_stages=1) if device.is_rocm else profile
+
+
+# ----------------------------------------------------------------------------- seed rule walk
+
+
+def seed_tile_and_warps(arch: str, kv_dtype: str, group: int) -> tuple[int, int]:
+    """The vLLM #62590 combined rule for > 512 programs, as DESIGN.md tabulates it."""
+    if arch == "gfx942":
+        return (32, 2) if kv_dtype == "bf16" and next_pow2(group) >= 16 else (64, 1)
+    if arch == "gfx950":
+        return (64, 1)
+    return (64, 2)
+
+
+@pytest.mark.parametrize("head_size", [128, 256])
+@pytest.mark.parametrize("programs", [512, 513, 8192])
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+@pytest.mark.parametrize("group", [3, 4, 6, 8, 12, 16, 24, 32])
+@pytest.mark.parametrize("device", KNOWN_DEVICES.values(), ids=list(KNOWN_DEVICES))
+def test_sparse_seed_walk_follows_the_documented_rule(device, group, kv_dtype, programs, head_size):
+    key = sparse_key(programs, group, 1, kv_dtype, head_size)
+    assert key.programs == programs and key.group == group
+    chosen = select_profile(key, device)
+    default = default_profile(key, device)
+    if programs > 512:
+        tile_n, warps = seed_tile_and_warps(device.arch, kv_dtype, group)
+        expected = dataclasses.replace(amd_stages(default, device), tile_n=tile_n, num_warps=warps)
+    else:
+        expected = amd_stages(default, device)
+    assert chosen.profile == expected
+    assert chosen.source == ("default" if expected == default else "rules")
+    assert rules.blocked_reason("sparse", device, key, chosen.profile) is None
+    assert (chosen.profile.tile_n, chosen.profile.num_warps) != (32, 1) or device.arch != "gfx942"
+
+
+@pytest.mark.parametrize("rows,kv_heads,prefill_like", [(300, 2, True), (256, 2, False), (513, 1, True)])
+def test_sparse_rules_key_on_rows_times_kv_heads(rows, kv_heads, prefill_like):
+    key = sparse_key(rows, 12 * kv_heads, kv_heads)
+    assert key.programs == rows * kv_heads
+    chosen = select_profile(key, MI355X).profile
+    assert ((chosen.tile_n, chosen.num_warps) == (64, 1)) == prefill_like
+
+
+def test_gfx942_bf16_rule_keeps_two_warps_at_tile_32():
+    """BLOCK_N=32 with one warp faults on MI300X: the (32, 2) row must never lose its second warp."""
+    first = rules.LADDERS["sparse"][0][0]
+    assert first.when.archs == ("gfx942",) and first.sets == {"tile_n": 32, "num_warps": 2}
+
+
+def test_blocked_rule_output_is_never_selected(monkeypatch):
+    faulting = rules.Rule(rules.When(archs=("gfx942",), min_programs=512), {"tile_n": 32, "num_warps": 1},
+                          source="test")
+    monkeypatch.setitem(rules.LADDERS, "sparse", ((faulting,),) + rules.LADDERS["sparse"][1:])
+    key = sparse_key(8192, 24, 2)
+    laddered, sources = rules.apply_ladders("sparse", MI300X, key, default_profile(key, MI300X))
+    assert (laddered.tile_n, laddered.num_warps) == (32, 1) and sources[0] == "test"
+    chosen = select_profile(key, MI300X)
+    assert chosen.source == "default" and chosen.profile == default_profile(key, MI300X)
+    assert rules.blocked_reason("sparse", MI300X, key, chosen.profile) is None
+
+
+def test_blocked_default_gets_other_warps(monkeypatch):
+    key = sparse_key(64, 8, 1, head_size=128)
+    default = default_profile(key, H200)
+    assert (default.tile_n, default.num_warps) == (64, 4)
+    extra = rules.Blocked("sparse", rules.When(archs=("sm90",)), {"tile_n": 64, "num_warps": 4}, "test fault")
+    monkeypatch.setattr(rules, "BLOCKLIST", rules.BLOCKLIST + (extra,))
+    chosen = select_profile(key, H200)
+    assert chosen.profile == dataclasses.replace(default, num_warps=8)
+    assert chosen.source == "default" and "blocklist" in chosen.detail
+
+
+@pytest.mark.parametrize("kernel", ["sparse", "unified"])
+def test_explicit_blocked_profile_raises_only_where_it_faults(kernel):
+    key = sparse_key(8192, 12, 1) if kernel == "sparse" else unified_key(8, 4, 16, 1, 4096)
+    faulting = LaunchProfile(block_m=64, tile_n=32, num_splits=1, num_warps=1, num_stages=1)
+    with pytest.raises(ValueError, match="fault"):
+        select_profile(key, MI300X, faulting)
+    allowed = select_profile(key, MI355X, faulting)
+    assert allowed.source == "explicit" and allowed.profile == faulting
+
+
+def test_explicit_profile_smaller_than_the_group_raises():
+    with pytest.raises(ValueError, match="GQA group"):
+        select_profile(sparse_key(64, 24, 1), H200, LaunchProfile(block_m=16, tile_n=64))
+
+
+# ----------------------------------------------------------------------------- unified verify gate
+
+
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+@pytest.mark.parametrize("batch,kv_len", [(20, 513), (20, 8192), (1, 131072), (64, 131072)])
+@pytest.mark.parametrize("q_len", [2, 3, 4])
+@pytest.mark.parametrize("hq,hkv", [(16, 1), (32, 2)])
+def test_gfx950_multi_token_verify_gate(hq, hkv, q_len, batch, kv_len, kv_dtype):
+    key = unified_key(batch, q_len, hq, hkv, kv_len, kv_dtype)
+    assert key.group == 16
+    chosen = select_profile(key, MI355X)
+    p = chosen.profile
+    assert (p.block_m, p.tile_n, p.block_q(key.group), p.num_stages) == (32, 32, 2, 1)
+    assert 8 <= p.num_splits <= 64
+    assert chosen.source == "rules" and "36330" in chosen.detail
+
+
+@pytest.mark.parametrize("device", [MI355X, MI300X, H200], ids=["gfx950", "gfx942", "sm90"])
+@pytest.mark.parametrize("hq,hkv,q_len,kv_len", [
+    (16, 1, 1, 8192),  # decode
+    (16, 1, 5, 8192),  # more than 4 draft tokens
+    (16, 1, 4, 512),  # short KV
+    (8, 1, 4, 8192),  # group 8
+    (32, 4, 4, 8192),  # group 8 from a 32q/4kv layout
+    (64, 2, 4, 8192),  # group 32
+])
+def test_verify_gate_does_not_apply_outside_its_shapes(device, hq, hkv, q_len, kv_len):
+    key = unified_key(20, q_len, hq, hkv, kv_len)
+    chosen = select_profile(key, device)
+    assert chosen.profile == amd_stages(default_profile(key, device), device)
+    assert "36330" not in chosen.detail
+
+
+def test_verify_gate_applies_only_on_gfx950():
+    key = unified_key(20, 4, 16, 1, 8192)
+    for device in (MI300X, H200, KNOWN_DEVICES["AMD_INSTINCT_MI250X"]):
+        assert select_profile(key, device).profile == amd_stages(default_profile(key, device), device)
+
+
+# ----------------------------------------------------------------------------- analytic default
+
+
+@pytest.mark.parametrize("hq,hkv,q_len,head_size,block_m", [
+    (16, 1, 4, 256, 64),  # verify: 4 tokens x 16 heads packed
+    (4, 1, 1, 128, 16),  # decode: at least 16 rows
+    (4, 1, 4, 128, 16),
+    (8, 1, 8, 128, 64),
+    (32, 1, 8, 128, 128),  # capped at 128
+    (3, 1, 3, 64, 16),
+    (32, 1, 1, 128, 32),
+    (24, 2, 1, 256, 16),  # group 12
+    (4, 1, 8192, 128, 128),  # prefill: 128 rows at head size <= 128
+    (4, 1, 8192, 256, 64),  # prefill: 64 rows above
+    (128, 1, 100, 256, 128),  # never fewer rows than the group
+])
+def test_default_block_m_packs_group_and_queries(hq, hkv, q_len, head_size, block_m):
+    key = unified_key(4, q_len, hq, hkv, 8192, head_size=head_size)
+    p = default_profile(key, H200)
+    assert p.block_m == block_m and p.block_m >= key.group
+    if key.group * q_len <= 128:
+        assert p.block_q(key.group) >= q_len, "a decode/verify sequence fits one program"
+
+
+@pytest.mark.parametrize("group,block_m", [(3, 16), (6, 16), (12, 16), (16, 16), (24, 32), (32, 32)])
+def test_default_sparse_block_m_is_the_padded_group(group, block_m):
+    assert default_profile(sparse_key(8192, group, 1), H200).block_m == block_m
+
+
+def test_default_splits_shrink_as_programs_grow():
+    splits = [default_profile(unified_key(b, 1, 32, 8, 131072, head_size=128), H200).num_splits for b in (1, 4, 16, 64)]
+    assert splits[0] > splits[1] > splits[2] > splits[3] == 1
+    assert splits[0] >= 16
+
+
+def test_default_splits_grow_with_kv_length():
+    splits = [default_profile(unified_key(1, 1, 32, 8, kv, head_size=128), H200).num_splits
+              for kv in (256, 1024, 8192, 131072)]
+    assert splits == sorted(splits) and splits[0] == 1 and splits[-1] > splits[1] > 1
+
+
+@pytest.mark.parametrize("kv_len,splits", [(256, 1), (300, 1), (512, 2), (1024, 4)])
+def test_default_never_leaves_fewer_than_4_tiles_per_split(kv_len, splits):
+    p = default_profile(unified_key(1, 1, 32, 8, kv_len, head_size=128), H200)
+    assert p.tile_n == 64 and p.num_splits == splits
+    assert -(-kv_len // p.tile_n) >= 4 * p.num_splits or p.num_splits == 1
+
+
+@pytest.mark.parametrize("key", [
+    unified_key(4, 8192, 32, 8, 8192, head_size=128),
+    unified_key(4, 8192, 32, 8, 8192, head_size=256),
+    sparse_key(8192, 24, 2),
+], ids=["prefill-d128", "prefill-d256", "sparse-8192-rows"])
+def test_default_large_calls_use_one_split(key):
+    assert default_profile(key, H200).num_splits == 1
+
+
+def test_default_sparse_decode_splits_the_index_list():
+    p = default_profile(sparse_key(64, 12, 1), H200)
+    assert 1 < p.num_splits <= 16 and -(-2051 // p.tile_n) >= 4 * p.num_splits
+
+
+@pytest.mark.parametrize("programs,tiles,slots,max_splits,expected", [
+    (100, 1000, 132, 64, 5),  # 500 of 528 slots = 94.7 %: first within 85 % of the best (100 %)
+    (106, 1000, 132, 64, 1),  # >= 80 % of the slots already busy
+    (1, 12, 132, 64, 3),  # 12 tiles allow at most 3 splits of 4 tiles
+    (1, 1000, 132, 16, 14),  # at most 16: 14/132 is the first within 85 % of 16/132
+])
+def test_choose_splits_wave_efficiency(programs, tiles, slots, max_splits, expected):
+    assert choose_splits(programs, tiles, slots, max_splits) == expected
+
+
+# ----------------------------------------------------------------------------- tuned tables
+
+
+@pytest.fixture
+def table_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(tables, "TABLE_DIR", tmp_path)
+    tables.clear_cache()
+    return tmp_path
+
+
+def write_table(directory, device: DeviceInfo, entries, triton_version=None, kernel_hash=None) -> None:
+    meta = {
+        "device": device.name,
+        "triton": triton_version or triton.__version__,
+        "kernel_hash": kernel_hash or {k: tables.kernel_hash(k) for k in ("unified", "sparse")},
+    }
+    body = {"meta": meta, "entries": [{"key": k.bucket(), "profile": p.to_dict(), "speedup": 1.5} for k, p in entries]}
+    (directory / f"{device.name}.json").write_text(json.dumps(body))
+    tables.clear_cache()
+
+
+TUNED = LaunchProfile(block_m=16, tile_n=16, num_splits=1, num_warps=1, num_stages=4)
+OTHER = LaunchProfile(block_m=32, tile_n=128, num_splits=3, num_warps=8, num_stages=2)
+
+
+def test_selection_order_explicit_table_rules_default(table_dir):
+    tuned_key = sparse_key(8192, 12, 1)
+    write_table(table_dir, H200, [(tuned_key, TUNED)])
+    explicit = LaunchProfile(block_m=16, tile_n=32, num_splits=2)
+    assert select_profile(tuned_key, H200, explicit).source == "explicit"
+    assert select_profile(tuned_key, H200, explicit).profile == explicit
+    by_table = select_profile(tuned_key, H200)
+    assert (by_table.source, by_table.profile) == ("table", TUNED)
+    other_group = sparse_key(8192, 3, 1)  # categorical mismatch: no table entry, > 512 programs
+    assert select_profile(other_group, H200).source == "rules"
+    small = sparse_key(64, 3, 1)  # <= 512 programs on CUDA: no rule applies
+    assert select_profile(small, H200).source == "default"
+
+
+def test_table_lookup_takes_the_nearest_bucket(table_dir):
+    write_table(table_dir, H200, [
+        (unified_key(64, 1, 32, 8, 1024, head_size=128), TUNED),
+        (unified_key(64, 1, 32, 8, 65536, head_size=128), OTHER),
+    ])
+    near = {kv: select_profile(unified_key(64, 1, 32, 8, kv, head_size=128), H200) for kv in (512, 4096, 16384, 131072)}
+    assert [near[kv].profile for kv in (512, 4096)] == [TUNED, TUNED]
+    assert [near[kv].profile for kv in (16384, 131072)] == [OTHER, OTHER]
+    assert all(s.source == "table" for s in near.values())
+    assert select_profile(unified_key(16, 1, 32, 8, 4096, head_size=128), H200).profile == TUNED  # 4x fewer seqs
+
+
+def test_table_ignores_far_buckets_and_other_categories(table_dir):
+    write_table(table_dir, H200, [(unified_key(64, 1, 32, 8, 1024, head_size=128), TUNED)])
+    far = unified_key(64, 1, 32, 8, 1024 * 2**7, head_size=128)  # log2 distance 7 > 6
+    assert select_profile(far, H200).source == "default"
+    for key in (
+        unified_key(64, 1, 32, 4, 1024, head_size=128),  # group 8
+        unified_key(64, 1, 32, 8, 1024, head_size=64),  # head size
+        unified_key(64, 1, 32, 8, 1024, kv_dtype="fp8", head_size=128),  # KV dtype
+        unified_key(64, 2, 32, 8, 1024, head_size=128),  # verify, not decode
+    ):
+        assert select_profile(key, H200).source != "table"
+    assert select_profile(unified_key(64, 1, 32, 8, 1024, head_size=128), MI300X).source != "table"  # other device
+
+
+def test_table_from_another_triton_is_ignored_with_a_warning(table_dir):
+    key = sparse_key(8192, 12, 1)
+    write_table(table_dir, H200, [(key, TUNED)], triton_version="0.0.1")
+    with pytest.warns(UserWarning, match="Triton 0.0.1"):
+        chosen = select_profile(key, H200)
+    assert chosen.source == "rules"
+
+
+def test_table_entries_of_a_changed_kernel_are_ignored_with_a_warning(table_dir):
+    sparse, unified = sparse_key(8192, 12, 1), unified_key(64, 1, 32, 8, 4096, head_size=128)
+    hashes = {"unified": "0123456789abcdef", "sparse": tables.kernel_hash("sparse")}
+    write_table(table_dir, H200, [(sparse, TUNED), (unified, OTHER)], kernel_hash=hashes)
+    with pytest.warns(UserWarning, match="unified entries .* kernel source changed"):
+        assert select_profile(unified, H200).source == "default"
+    assert select_profile(sparse, H200).profile == TUNED
+
+
+def test_table_entry_that_does_not_fit_the_group_is_skipped(table_dir):
+    key = sparse_key(8192, 24, 1)  # group 24 needs block_m >= 24
+    write_table(table_dir, H200, [(key, TUNED)])
+    chosen = select_profile(key, H200)
+    assert chosen.source == "rules" and chosen.profile.block_m == 32
+
+
+def test_blocked_table_entry_is_skipped(table_dir):
+    key = sparse_key(8192, 12, 1)
+    write_table(table_dir, MI300X, [(key, LaunchProfile(block_m=16, tile_n=32, num_warps=1, num_stages=1))])
+    chosen = select_profile(key, MI300X)
+    assert chosen.source == "rules" and (chosen.profile.tile_n, chosen.profile.num_warps) == (32, 2)
+
+
+# ----------------------------------------------------------------------------- types
+
+
+@pytest.mark.parametrize("fields,name", [
+    (dict(block_m=8), "block_m"),
+    (dict(block_m=24), "block_m"),
+    (dict(tile_n=0), "tile_n"),
+    (dict(tile_n=48), "tile_n"),
+    (dict(num_splits=0), "num_splits"),
+    (dict(num_warps=3), "num_warps"),
+    (dict(num_warps=32), "num_warps"),
+    (dict(num_stages=0), "num_stages"),
+    (dict(num_stages=7), "num_stages"),
+])
+def test_launch_profile_rejects_invalid_fields(fields, name):
+    with pytest.raises(ValueError, match=f"LaunchProfile.{name}"):
+        LaunchProfile(**({"block_m": 16, "tile_n": 16} | fields))
+
+
+def test_launch_profile_limits_and_round_trip():
+    p = LaunchProfile(block_m=128, tile_n=16, num_splits=64, num_warps=16, num_stages=6, kv_major=True)
+    assert LaunchProfile.from_dict(p.to_dict() | {"unknown": 1}) == p
+    assert p.short() == "m128/n16/s64/w16/st6/kvmajor"
+    assert LaunchProfile(block_m=32, tile_n=16).block_q(16) == 2
+    assert LaunchProfile(block_m=16, tile_n=16).block_q(24) == 1
+
+
+@pytest.mark.parametrize("max_seqlen_q,expected", [
+    (0, "decode"), (1, "decode"), (2, "verify"), (4, "verify"), (8, "verify"), (9, "prefill"), (8192, "prefill"),
+])
+def test_query_class_boundaries(max_seqlen_q, expected):
+    assert query_class(max_seqlen_q) == expected
+
+
+def test_shape_key_programs():
+    assert sparse_key(300, 24, 2).programs == 600
+    assert unified_key(20, 4, 32, 2, 8192).programs == 40
+    key = unified_key(20, 4, 32, 2, 8192)
+    assert (key.group, key.num_tokens, key.kv_len, key.query_class) == (16, 80, 8192, "verify")

@@ -1,0 +1,183 @@
+"""`pagedattn tune`: candidate space and pruning, a tiny tuning run whose table the dispatcher's
+lookup finds, resuming from the results file, and worker isolation (a candidate that aborts or
+hangs its worker is recorded and the run still writes its table).
+
+The runs use tiny workload cases under the interpreter (a GPU machine runs them on the GPU); each
+starts worker processes, so they are kept to one or two buckets and a few candidates.
+"""
+
+import json
+import subprocess
+
+import pytest
+import torch
+
+from pagedattn import api, tune, workloads
+from pagedattn.device import KNOWN_DEVICES, DeviceInfo
+from pagedattn.profiles import select, tables
+from pagedattn.profiles.types import LaunchProfile, ShapeKey, next_pow2
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def tune_args(tmp_path, *argv):
+    return tune.parse_args([*argv, "--table-dir", str(tmp_path / "tables"), "--report", str(tmp_path / "report.md"),
+                            "--results", str(tmp_path / "results.jsonl"), "--quiet"])
+
+
+def read_results(tmp_path) -> list[dict]:
+    return [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+
+
+def read_table(tmp_path) -> dict:
+    return json.loads(tables.table_path(DeviceInfo.current().name, tmp_path / "tables").read_text())
+
+
+@pytest.fixture
+def no_workers(monkeypatch):
+    """Fail the test if anything starts a process."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a worker process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+
+
+def test_dry_run_lists_candidates_and_counts_pruned(capsys, no_workers):
+    args = tune.parse_args(["--kernel", "sparse", "--workload", "sparse-prefill", "--rows", "1024,2048", "--dry-run",
+                            "--device", "NVIDIA_H200"])
+    assert tune.run(args) == 0
+    out = capsys.readouterr().out
+    tasks = tune.plan_tasks(args)
+    # 4 layouts x 2 dtypes x 2 row counts: the workload's 520- and 8,192-row cases meet in one bucket per row count
+    assert len(tasks) == 16 and {t.key.num_tokens for t in tasks} == {1024, 2048}
+    assert all(not t.merged for t in tasks)
+    h200 = KNOWN_DEVICES["NVIDIA_H200"]
+    for task in tasks:
+        assert task.label in out
+        candidates, pruned, fit, space = tune.plan_case(task, h200)
+        assert candidates[0] == select.default_profile(task.key, h200)
+        assert all(tune.prune_reason(p, task.key, h200) is None for p in candidates)
+        assert sum(pruned.values()) > 0 and 0 < fit < space
+    assert "shared memory" in out and "pruned" in out
+
+
+def test_search_space_follows_the_group_and_pruning_names_its_reason():
+    tiny = workloads.WORKLOADS["mtp-verify"].tiny[0]  # 16q/1kv: group 16
+    key = tune.case_shape_key(tiny)
+    assert tune.field_values(key)["block_m"] == (16, 32, 64, 128)
+    wide = ShapeKey(**key.bucket() | {"group": 24})
+    assert tune.field_values(wide)["block_m"] == tuple(m for m in (16, 32, 64, 128) if m >= next_pow2(24))
+    assert tune.field_values(key)["num_splits"][-1] == 64
+    tiles = -(-key.kv_len // 16)
+    h200 = KNOWN_DEVICES["NVIDIA_H200"]
+    assert tune.prune_reason(LaunchProfile(64, 16, num_splits=tiles), key, h200) is None
+    assert "splits for" in tune.prune_reason(LaunchProfile(64, 16, num_splits=2 * tiles), key, h200)
+    assert "shared memory" in tune.prune_reason(LaunchProfile(128, 128, num_stages=6), tune.case_shape_key(
+        workloads.WORKLOADS["sparse-prefill"].cases[0]), h200)
+    mi300 = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
+    blocked = tune.prune_reason(LaunchProfile(64, 32, num_warps=1, num_stages=1), key, mi300)
+    assert blocked.startswith("blocklisted")
+
+
+def test_tiny_run_writes_a_table_the_dispatcher_finds_and_a_rerun_resumes(tmp_path, monkeypatch):
+    argv = ["--kernel", "unified", "--workload", "gqa-decode", "--tiny", "--max-candidates", "3", "--jobs", "0"]
+    summary = tune.run_tuning(tune_args(tmp_path, *argv))
+    assert all(not r.error for r in summary.results) and summary.measured == 6 and summary.reused == 0
+
+    table = read_table(tmp_path)
+    assert table["meta"]["kernel_hash"] == {"unified": tables.kernel_hash("unified")}
+    assert table["meta"]["workloads"] == ["gqa-decode"]
+    report = (tmp_path / "report.md").read_text()
+    tables.clear_cache()
+    for case in workloads.WORKLOADS["gqa-decode"].tiny:
+        kw = case.build(DEVICE).kwargs
+        key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], kw["max_seqlen_k"])
+        found = tables.lookup(key, DeviceInfo.current().name, tmp_path / "tables")
+        assert found is not None, f"no tuned entry for {case.label}"
+        profile, entry = found
+        assert entry["key"] == key.bucket() and entry["case"] == case.label
+        assert profile == LaunchProfile.from_dict(entry["profile"])
+        assert entry["rel_l2"] < 1e-2 and entry["speedup"] > 0 and isinstance(entry["bitwise"], bool)
+        assert case.label in report
+    assert "| unified | gqa-decode | B=3 q=1 8q/2kv d64 bf16 |" in report
+
+    recorded = read_results(tmp_path)
+    assert len(recorded) == 6 and all(r["status"] == "ok" for r in recorded)
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("the rerun started a worker"))
+    again = tune.run_tuning(tune_args(tmp_path, *argv))
+    assert again.measured == 0 and again.reused == 6
+    assert read_results(tmp_path) == recorded
+    assert read_table(tmp_path)["entries"] == table["entries"]
+
+
+def _sparse_task(args):
+    [task] = tune.plan_tasks(args)
+    candidates, _, _, _ = tune.plan_case(task, DeviceInfo.current())
+    return task, candidates
+
+
+def test_aborting_and_hanging_candidates_are_recorded_and_the_table_is_written(tmp_path, monkeypatch, capsys):
+    argv = ["--kernel", "sparse", "--workload", "sparse-decode", "--tiny", "--match", "24q/2kv d32 bf16",
+            "--max-candidates", "4", "--jobs", "0", "--timeout", "10"]
+    args = tune_args(tmp_path, *argv)
+    task, candidates = _sparse_task(args)
+    aborts, hangs = candidates[1], candidates[2]
+    monkeypatch.setenv(tune.FAULT_ENV, f"abort:{aborts.short()},hang:{hangs.short()}")
+    # An existing table: a unified entry tuned with today's kernel is kept; a sparse entry tuned with other
+    # sparse source is dropped.
+    bucket = dict(task.key.bucket(), kernel="unified", query_class="decode")
+    stale = dict(task.key.bucket(), num_tokens=999)
+    (tmp_path / "tables").mkdir()
+    tables.table_path(DeviceInfo.current().name, tmp_path / "tables").write_text(json.dumps({
+        "meta": {"triton": __import__("triton").__version__,
+                 "kernel_hash": {"unified": tables.kernel_hash("unified"), "sparse": "0ld"}, "workloads": ["gqa-decode"]},
+        "entries": [{"key": bucket, "profile": LaunchProfile(16, 32).to_dict()},
+                    {"key": stale, "profile": LaunchProfile(16, 32).to_dict()}],
+    }))
+
+    assert tune.run(args) == 0
+    status = {LaunchProfile.from_dict(r["profile"]): r for r in read_results(tmp_path)}
+    assert status[aborts]["status"] == "faulted" and "SIGABRT" in status[aborts]["error"]
+    assert status[hangs]["status"] == "timeout"
+    assert len(status) == 4 and sum(r["status"] == "ok" for r in status.values()) == 2
+    out = capsys.readouterr().out
+    assert f"{aborts.to_dict()!r}, 'faulted" in out and f"{hangs.to_dict()!r}, 'timeout" in out
+
+    table = read_table(tmp_path)
+    keys = [e["key"] for e in table["entries"]]
+    assert bucket in keys and stale not in keys and task.key.bucket() in keys
+    assert set(table["meta"]["workloads"]) == {"gqa-decode", "sparse-decode"}
+    tuned = next(e for e in table["entries"] if e["key"] == task.key.bucket())
+    assert LaunchProfile.from_dict(tuned["profile"]) not in (aborts, hangs)
+    report = (tmp_path / "report.md").read_text()
+    assert task.label in report and "Blocked(" in report
+
+
+def test_a_candidate_that_kills_a_compile_worker_is_recorded(tmp_path, monkeypatch):
+    argv = ["--kernel", "sparse", "--workload", "sparse-decode", "--tiny", "--match", "3q/1kv d32 fp8",
+            "--max-candidates", "4", "--jobs", "2"]
+    args = tune_args(tmp_path, *argv)
+    _, candidates = _sparse_task(args)
+    monkeypatch.setenv(tune.FAULT_ENV, f"abort:{candidates[1].short()}")
+    summary = tune.run_tuning(args)
+    [result] = summary.results
+    assert not result.error and result.count("faulted") == 1
+    faulted = result.measured[candidates[1].short()]
+    assert faulted.status == "faulted" and faulted.phase == "compile"
+    assert all(result.measured[p.short()].status == "ok" for p in (candidates[0], *candidates[2:4]))
+    assert read_table(tmp_path)["entries"][0]["key"] == result.task.key.bucket()
+
+
+@pytest.mark.parametrize("argv, env, message", [
+    (["--kernel", "unified", "--workload", "gqa-decode", "--tiny"], "explode:m16", "PAGEDATTN_TUNE_FAULT"),
+    (["--kernel", "unified", "--workload", "sparse-decode", "--tiny"], "", "runs the sparse kernel"),
+    (["--workload", "gqa-decode", "--tiny", "--rows", "64"], "", "--rows applies to sparse"),
+    (["--workload", "gqa-decode", "--tiny", "--device", "NVIDIA_H200"], "", "--device applies to --dry-run"),
+    (["--workload", "gqa-decode", "--tiny", "--match", "nothing like this"], "", "no case label"),
+])
+def test_bad_requests_fail_with_a_message_before_any_work(tmp_path, monkeypatch, capsys, no_workers, argv, env, message):
+    monkeypatch.setenv(tune.FAULT_ENV, env)
+    assert tune.run(tune_args(tmp_path, *argv)) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "results.jsonl").exists()
