@@ -54,7 +54,7 @@ from .workloads import WORKLOADS, cdiv
 
 TOLERANCE = 1e-2
 READ_BLOCK = 8192
-READ_WAVES = (4, 8, 16)
+READ_PROGRAMS_PER_SM = (8, 16)  # persistent grids compared with one block per program
 GATHER_BUDGET_BYTES = 1 << 30  # torch-sdpa sparse: K+V gathered per chunk of rows
 CPU_PROVIDERS = ("pagedattn", "pagedattn-default", "torch-sdpa")
 SCHEMA_VERSION = 1
@@ -91,10 +91,11 @@ def measure_ceilings(device: str, read_bytes: int, matmul_n: int) -> dict:
     x = torch.rand(read_bytes // 4, device=device)
     nbytes = x.numel() * 4
     num_sms = DeviceInfo.current().num_sms
-    by_waves = {}
-    for waves in READ_WAVES:
-        partials = torch.empty(min(waves * num_sms, cdiv(x.numel(), READ_BLOCK)), device=device)
-        by_waves[str(waves)] = nbytes / time_calls([functools.partial(stream_read, x, partials)]) / 1e9
+    blocks = cdiv(x.numel(), READ_BLOCK)
+    by_programs = {}
+    for programs in (blocks, *(min(blocks, k * num_sms) for k in READ_PROGRAMS_PER_SM)):
+        partials = torch.empty(programs, device=device)
+        by_programs[str(programs)] = nbytes / time_calls([functools.partial(stream_read, x, partials)]) / 1e9
     torch_sum = nbytes / time_calls([x.sum]) / 1e9
     y = torch.empty_like(x)
     copy = 2 * nbytes / time_calls([functools.partial(y.copy_, x)]) / 1e9
@@ -103,8 +104,8 @@ def measure_ceilings(device: str, read_bytes: int, matmul_n: int) -> dict:
     b = torch.randn(matmul_n, matmul_n, device=device, dtype=torch.bfloat16)
     matmul = 2 * matmul_n**3 / time_calls([functools.partial(torch.matmul, a, b)]) / 1e9
     return {
-        "hbm_read_tbps": max(by_waves.values()),
-        "hbm_read_tbps_by_waves": by_waves,
+        "hbm_read_tbps": max(by_programs.values()),
+        "hbm_read_tbps_by_programs": by_programs,
         "torch_sum_tbps": torch_sum,
         "copy_tbps": copy,
         "matmul_bf16_tflops": matmul,
@@ -564,7 +565,7 @@ def format_table(report: dict) -> str:
 
 
 def format_ceilings(ceilings: dict) -> str:
-    waves = ", ".join(f"{w} waves {v:.2f}" for w, v in ceilings["hbm_read_tbps_by_waves"].items())
+    waves = ", ".join(f"{p} programs {v:.2f}" for p, v in ceilings["hbm_read_tbps_by_programs"].items())
     return "\n".join([
         f"Ceilings (buffer {ceilings['read_buffer_bytes'] / 2**30:.1f} GiB):",
         f"  HBM read, streaming Triton kernel : {ceilings['hbm_read_tbps']:.2f} TB/s ({waves})",
@@ -663,11 +664,14 @@ def run_bench(args: argparse.Namespace) -> int:
     workloads = _selected_workloads(args.workload)
     todo = [(w, c) for w in workloads for c in _cases(w, tiny)]
     results, start = [], time.perf_counter()
+    report = _environment() | {"schema": SCHEMA_VERSION, "tiny": tiny, "providers": providers,
+                               "ceilings": ceilings, "results": results, "complete": False}
     for index, (workload, case) in enumerate(todo, 1):
         progress = _progress(f"{index}/{len(todo)}", f"{workload.name} / {case.label}", start)
         results.extend(measure_case(workload, case, providers, device, ceilings, progress))
-    report = _environment() | {"schema": SCHEMA_VERSION, "tiny": tiny, "providers": providers,
-                               "ceilings": ceilings, "results": results}
+        if args.json:  # a run cut short (time limit, fault) still leaves the cases it finished
+            Path(args.json).write_text(json.dumps(report, indent=1))
+    report["complete"] = True
     return _finish(report, args)
 
 

@@ -9,6 +9,7 @@ float32 too). It is idempotent and only touches the interpreter.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -25,6 +26,10 @@ def use_interpreter_if_no_gpu() -> None:
     import torch
 
     if not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") in (None, ""):
+        if "triton" in sys.modules:
+            raise ImportError("no CUDA device: import pagedattn before anything that imports triton (e.g. "
+                              "transformers), or set TRITON_INTERPRET=1, so that the interpreter is chosen "
+                              "before kernels are defined")
         os.environ["TRITON_INTERPRET"] = "1"
 
 

@@ -1,8 +1,11 @@
 """Timing shared by the benchmark and the tuner.
 
-On a GPU: `triton.testing.do_bench` medians after warm-up, over a rotation of input sets so that
-the sets together exceed the L2 cache (a kernel timed on one small input set measures the cache,
-not HBM). Under the interpreter timings mean nothing; `time_calls` still runs the calls (so the
+On a GPU: medians after warm-up, over a rotation of input sets so that the sets together exceed the
+L2 cache (a kernel timed on one small input set measures the cache, not HBM). Calls are captured
+in a CUDA graph and replayed (`triton.testing.do_bench_cudagraph`), as engines run decode: timed
+eagerly, a sub-millisecond kernel also measures the host's argument checks, dispatch and launch,
+which showed up on the H200 as +-30 % spreads between two timings of the same call. A call that
+cannot be captured is timed eagerly with `do_bench`. Under the interpreter timings mean nothing; `time_calls` still runs the calls (so the
 code path is exercised) and returns a host-clock median marked as such by `timings_meaningful`.
 """
 
@@ -48,4 +51,10 @@ def time_calls(calls: list[Callable[[], object]], warmup_ms: float = 25.0, rep_m
         return statistics.median(samples)
     import triton.testing
 
-    return float(triton.testing.do_bench(step, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+    step()  # compile and allocate outside the capture
+    torch.cuda.synchronize()
+    try:
+        return float(triton.testing.do_bench_cudagraph(step, rep=rep_ms, return_mode="median"))
+    except RuntimeError:  # not capturable (host syncs in the call): time it eagerly
+        torch.cuda.synchronize()
+        return float(triton.testing.do_bench(step, warmup=warmup_ms, rep=rep_ms, return_mode="median"))

@@ -245,18 +245,18 @@ class SparseShape:
     def rows(self) -> int:
         return self.num_requests * self.rows_per_request
 
-    def _valid_per_row(self) -> int:
+    def _valid_slots(self) -> int:
         first = self.request_len - self.rows_per_request
         return sum(min(self.topk, first + i + 1) for i in range(self.rows_per_request)) * self.num_requests
 
     def bytes_moved(self) -> int:
         kv_bytes = DTYPES[self.kv_dtype].itemsize
         q_bytes = DTYPES[self.q_dtype].itemsize
-        gathered = 2 * self._valid_per_row() * self.num_kv_heads * self.head_size * kv_bytes
+        gathered = 2 * self._valid_slots() * self.num_kv_heads * self.head_size * kv_bytes
         return gathered + 2 * self.rows * self.num_q_heads * self.head_size * q_bytes
 
     def flops(self) -> int:
-        return 4 * self._valid_per_row() * self.num_q_heads * self.head_size
+        return 4 * self._valid_slots() * self.num_q_heads * self.head_size
 
     def build(self, device: torch.device | str, seed: int = 0) -> Inputs:
         if self.rows_per_request > self.request_len or self.local_window > self.topk:

@@ -44,7 +44,7 @@ def test_measure_ceilings_runs(device):
     ceilings = bench.measure_ceilings(device, 1 << 20, 64)
     for key in ("hbm_read_tbps", "torch_sum_tbps", "copy_tbps", "matmul_bf16_tflops"):
         assert ceilings[key] > 0, key
-    assert ceilings["hbm_read_tbps"] == max(ceilings["hbm_read_tbps_by_waves"].values())
+    assert ceilings["hbm_read_tbps"] == max(ceilings["hbm_read_tbps_by_programs"].values())
     assert "HBM read, torch.sum" in bench.format_ceilings(ceilings)
 
 

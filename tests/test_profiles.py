@@ -389,3 +389,18 @@ def test_shape_key_programs():
     assert unified_key(20, 4, 32, 2, 8192).programs == 40
     key = unified_key(20, 4, 32, 2, 8192)
     assert (key.group, key.num_tokens, key.kv_len, key.query_class) == (16, 80, 8192, "verify")
+
+
+def test_table_without_a_source_hash_is_ignored_with_a_warning(table_dir):
+    key = sparse_key(8192, 12, 1)
+    write_table(table_dir, H200, [(key, TUNED)], kernel_hash={"unified": tables.kernel_hash("unified")})
+    with pytest.warns(UserWarning, match="records no source hash"):
+        assert select_profile(key, H200).source == "rules"
+
+
+def test_table_matches_kv_head_count_when_the_group_is_equal(table_dir):
+    """16q/1kv and 32q/2kv share group 16 but are different buckets (the H200 table has both)."""
+    one, two = unified_key(20, 4, 16, 1, 32768), unified_key(20, 4, 32, 2, 32768)
+    write_table(table_dir, H200, [(one, TUNED), (two, OTHER)])
+    assert select_profile(one, H200).profile == TUNED
+    assert select_profile(two, H200).profile == OTHER

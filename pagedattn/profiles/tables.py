@@ -9,7 +9,8 @@ File: `profiles/tables/<DEVICE_NAME>.json` (DEVICE_NAME as `DeviceInfo.name`, e.
 A table is used only while its Triton version and the hash of the kernel's source match what is
 running; otherwise it is ignored with a warning (a launch table measured for other code is a guess).
 Lookup: entries of the same kernel, KV dtype, head size, GQA group and query class; among those the
-nearest bucket by summed |log2| distance of sequence count, query length, token count and KV length.
+nearest bucket by summed |log2| distance of sequence count, query length, token count, KV-head count and
+KV length (the first of equally near entries wins).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ TABLE_DIR = Path(__file__).parent / "tables"
 _OPS_DIR = Path(__file__).resolve().parent.parent / "ops"
 _KERNEL_SOURCES = {"unified": ("common.py", "unified.py"), "sparse": ("common.py", "sparse.py")}
 _CATEGORICAL = ("kernel", "kv_dtype", "head_size", "group", "query_class")
-_NUMERIC = ("num_seqs", "max_seqlen_q", "num_tokens", "kv_len")
+_NUMERIC = ("num_seqs", "max_seqlen_q", "num_tokens", "num_kv_heads", "kv_len")
 MAX_BUCKET_DISTANCE = 6.0  # beyond this (sum of log2 ratios) a tuned entry is not "near"
 
 
@@ -61,10 +62,12 @@ def _load(path: str) -> dict | None:
                       f"{triton.__version__}", stacklevel=3)
         return None
     hashes = meta.get("kernel_hash", {})
-    stale = [k for k in _KERNEL_SOURCES if k in hashes and hashes[k] != kernel_hash(k)]
+    tuned = sorted({e["key"]["kernel"] for e in table.get("entries", [])})
+    stale = [k for k in tuned if hashes.get(k) != kernel_hash(k)]
     if stale:
         warnings.warn(f"ignoring {', '.join(stale)} entries of tuned table {p.name}: kernel source changed "
-                      "since it was tuned (run `pagedattn tune` again)", stacklevel=3)
+                      "since it was tuned, or the table records no source hash (run `pagedattn tune` again)",
+                      stacklevel=3)
         table = dict(table, entries=[e for e in table["entries"] if e["key"]["kernel"] not in stale])
     return table
 
@@ -81,7 +84,7 @@ def lookup(key: ShapeKey, device_name: str, directory: Path | None = None) -> tu
         if any(have[c] != want[c] for c in _CATEGORICAL):
             continue
         d = bucket_distance(have, want)
-        if d <= best_d:
+        if d < best_d or (best is None and d == best_d):
             best, best_d = entry, d
     if best is None:
         return None

@@ -80,8 +80,8 @@ def query_class(max_seqlen_q: int) -> str:
 class ShapeKey:
     """Host-known shape of a call, as the dispatcher sees it.
 
-    programs  unified: upper bound of query blocks x KV heads before splitting (uses the
-              decode/verify packing); sparse: rows x KV heads.
+    programs  sparse: rows x KV heads (the seed rules' "programs"); unified: sequences x KV heads,
+              a lower bound that ignores how many query blocks a prefill chunk needs.
     kv_len    unified: max_seqlen_k (or the block table's capacity); sparse: top-k.
     """
 

@@ -1,0 +1,139 @@
+"""transformers continuous batching with pagedattn under tensor parallelism, against one device.
+
+    PYTHONPATH=. torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py --json tp.json
+    PYTHONPATH=. torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py --layout tiny --layers 2 \\
+        --requests 6 --max-new-tokens 3 --min-prompt 8 --max-prompt 40 --block-size 16 --num-blocks 64 \\
+        --max-batch-tokens 48 --json /tmp/tp.json                                     # CPU (gloo) run
+
+Rank 0 builds the random-weight Qwen3 model of serve_transformers.py (seeded, so the weights are
+fixed by the arguments), saves it to --checkpoint-dir and generates the prompts greedily on its own
+device with "paged|pagedattn" (continuous batching, `generate_batch`). Then every rank loads that
+checkpoint with transformers' tensor parallelism (`DistributedConfig(tp_plan="auto")`, what the
+deprecated `from_pretrained(tp_plan="auto")` becomes; loading needs `accelerate`. The default
+layout, 32q/2kv x 256, gives 16q/1kv per rank on 2 ranks: q/k/v projections split by heads,
+o_proj and the MLP's down projection reduce across ranks) and
+pagedattn as the attention, and all ranks run the same `generate_batch`: transformers 5.17
+supports continuous batching under TP (rank 0 schedules and broadcasts the requests; every rank
+runs the same batches on its share of the heads, and its paged cache holds its share of the KV
+heads). The JSON reports tokens/s and latencies of both runs (measured as in
+serve_transformers.py), how many requests got identical greedy tokens, and the head layout the
+kernel saw on each rank (recorded from its first unified_attention call).
+
+NVLink multicast stays off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+NVSHMEM_DISABLE_NVLS=1), and so does NCCL's graph-mixing support (NCCL_GRAPH_MIXING_SUPPORT=0,
+which transformers' continuous batching recommends under TP); all are set before torch is imported.
+"""
+
+import os
+
+os.environ.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
+                  NCCL_GRAPH_MIXING_SUPPORT="0")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import tempfile  # noqa: E402
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+from serve_transformers import IMPLEMENTATIONS, LAYOUTS, build_model, make_prompts, timed_generate_batch  # noqa: E402
+from transformers import AutoModelForCausalLM, DistributedConfig  # noqa: E402
+
+from pagedattn.integrations import transformers as integration  # noqa: E402
+
+NAME = IMPLEMENTATIONS["pagedattn"]
+
+
+class HeadLayoutRecorder:
+    """Wraps the adapter's kernel call and keeps the head counts of the first call it sees."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.layout = None
+
+    def __call__(self, q, k_cache, v_cache, **kwargs):
+        if self.layout is None:
+            self.layout = {"q_heads": q.shape[1], "kv_heads": k_cache.shape[2], "head_dim": q.shape[2]}
+        return self.kernel(q, k_cache, v_cache, **kwargs)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", required=True, help="where rank 0 writes the results")
+    parser.add_argument("--layout", choices=sorted(LAYOUTS), default="32q2kv-d256")
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--vocab", type=int, default=32768)
+    parser.add_argument("--requests", type=int, default=256)
+    parser.add_argument("--min-prompt", type=int, default=32)
+    parser.add_argument("--max-prompt", type=int, default=512)
+    parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--block-size", type=int, default=256)
+    parser.add_argument("--num-blocks", type=int, default=1024)
+    parser.add_argument("--max-batch-tokens", type=int, default=2048)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dtype", choices=["bfloat16", "float16"], default="bfloat16")
+    parser.add_argument("--checkpoint-dir", default=os.path.join(tempfile.gettempdir(), "pagedattn-tp-model"))
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    q_heads, kv_heads = LAYOUTS[args.layout][:2]
+    if kv_heads % world or q_heads % world:
+        raise SystemExit(f"{args.layout}: {q_heads} query / {kv_heads} KV heads do not split over {world} ranks")
+    if torch.cuda.is_available():
+        device = "cuda"
+        local_rank = int(os.environ["LOCAL_RANK"])
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
+    else:
+        device = "cpu"
+        dist.init_process_group("gloo")
+    dtype = getattr(torch, args.dtype)
+    cb_settings = dict(block_size=args.block_size, num_blocks=args.num_blocks, max_batch_tokens=args.max_batch_tokens)
+    prompts = make_prompts(args.requests, args.min_prompt, args.max_prompt, args.vocab, args.seed + 1)
+    recorder = HeadLayoutRecorder(integration.unified_attention)
+    integration.unified_attention = recorder
+
+    single = None
+    if rank == 0:
+        model = build_model(args.layout, args.layers, args.vocab, dtype, device, args.seed)
+        model.save_pretrained(args.checkpoint_dir)
+        model.set_attn_implementation(NAME)
+        single = timed_generate_batch(model, prompts, args.max_new_tokens, device, cb_settings)
+        single["summary"]["kernel_heads"] = recorder.layout
+        del model
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    dist.barrier()
+
+    recorder.layout = None
+    model = AutoModelForCausalLM.from_pretrained(args.checkpoint_dir, dtype=dtype, attn_implementation=NAME,
+                                                 distributed_config=DistributedConfig(tp_plan="auto"))
+    tp = timed_generate_batch(model, prompts, args.max_new_tokens, device, cb_settings)
+    layouts = [None] * world
+    dist.all_gather_object(layouts, recorder.layout)
+
+    if rank == 0:
+        same = sum(a == b for a, b in zip(single["tokens"], tp["tokens"]))
+        report = {
+            "config": vars(args) | {"world_size": world, "q_heads": q_heads, "kv_heads": kv_heads,
+                                    "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu"},
+            "single_device": single["summary"],
+            "tensor_parallel": tp["summary"] | {"kernel_heads_per_rank": layouts},
+            "identical_requests": same,
+        }
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+        for label, summary in (("1 device", single["summary"]), (f"TP{world}", tp["summary"])):
+            print(f"{label:9s} {summary['output_tokens_per_s']:10.1f} tok/s  wall {summary['wall_s']:.2f} s",
+                  flush=True)
+        print(f"kernel heads per rank: {layouts} (model: {q_heads}q/{kv_heads}kv); "
+              f"identical greedy tokens: {same}/{len(prompts)} requests", flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
