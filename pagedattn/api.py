@@ -17,6 +17,7 @@ import torch
 
 from .device import DeviceInfo
 from .interpreter import interpreter_active
+from .ops.common import scale_args
 from .ops.sparse import launch_sparse_attention
 from .ops.unified import launch_unified_attention
 from .profiles.select import Selection, select_profile
@@ -89,6 +90,16 @@ def _check_caches(q, k_cache, v_cache) -> str:
     return KV_DTYPES[k_cache.dtype]
 
 
+def _check_scales_and_profile(kv_dtype: str, device, softmax_scale, k_scale, v_scale, profile) -> None:
+    _positive("softmax_scale", softmax_scale)
+    _scale("k_scale", k_scale, device)
+    _scale("v_scale", v_scale, device)
+    if (k_scale is not None or v_scale is not None) and kv_dtype != "fp8":
+        raise ValueError("k_scale/v_scale apply to float8_e4m3fn caches only")
+    if profile is not None and not isinstance(profile, LaunchProfile):
+        raise TypeError(f"profile must be a LaunchProfile or None, got {type(profile).__name__}")
+
+
 def _check_out(out, q) -> torch.Tensor:
     if out is None:
         return torch.empty_like(q)
@@ -145,12 +156,6 @@ def _profile_list(profile: LaunchProfile) -> list[int]:
 def _profile_from_list(values: list[int]) -> LaunchProfile:
     block_m, tile_n, splits, warps, stages, kv_major = values
     return LaunchProfile(block_m, tile_n, splits, warps, stages, bool(kv_major))
-
-
-def _scale_parts(scale) -> tuple[Optional[torch.Tensor], float]:
-    if isinstance(scale, torch.Tensor):
-        return scale, 1.0
-    return None, 1.0 if scale is None else float(scale)
 
 
 # --------------------------------------------------------------------------- custom ops
@@ -247,23 +252,17 @@ def unified_attention(
     _positive("max_seqlen_k", max_seqlen_k, int)
     _positive("sliding_window", sliding_window, int)
     _positive("softcap", softcap)
-    _positive("softmax_scale", softmax_scale)
-    _scale("k_scale", k_scale, device)
-    _scale("v_scale", v_scale, device)
-    if (k_scale is not None or v_scale is not None) and kv_dtype != "fp8":
-        raise ValueError("k_scale/v_scale apply to float8_e4m3fn caches only")
+    _check_scales_and_profile(kv_dtype, device, softmax_scale, k_scale, v_scale, profile)
     if sinks is not None:
         _tensor("sinks", sinks, 1, (torch.float32,), device)
         if sinks.shape[0] != q.shape[1]:
             raise ValueError(f"sinks must have one logit per query head ({q.shape[1]}), got {sinks.shape[0]}")
-    if profile is not None and not isinstance(profile, LaunchProfile):
-        raise TypeError(f"profile must be a LaunchProfile or None, got {type(profile).__name__}")
     out = _check_out(out, q)
     if _content_checks and not torch.compiler.is_compiling():
         _check_unified_contents(cu_seqlens_q, seq_lens, max_seqlen_q)
     chosen = choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, profile).profile
-    k_t, k_v = _scale_parts(k_scale)
-    v_t, v_v = _scale_parts(v_scale)
+    k_t, k_v, _ = scale_args(k_scale)
+    v_t, v_v, _ = scale_args(v_scale)
     torch.ops.pagedattn.unified_attention(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_t, v_t, k_v, v_v,
         float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale),
@@ -309,17 +308,11 @@ def sparse_attention(
             raise ValueError(f"counts must have one entry per query row ({rows}), got {counts.shape[0]}")
     if k_cache.shape[0] * k_cache.shape[1] >= 2**31:
         raise ValueError("k_cache holds 2**31 tokens or more; sparse token ids are int32")
-    _positive("softmax_scale", softmax_scale)
-    _scale("k_scale", k_scale, device)
-    _scale("v_scale", v_scale, device)
-    if (k_scale is not None or v_scale is not None) and kv_dtype != "fp8":
-        raise ValueError("k_scale/v_scale apply to float8_e4m3fn caches only")
-    if profile is not None and not isinstance(profile, LaunchProfile):
-        raise TypeError(f"profile must be a LaunchProfile or None, got {type(profile).__name__}")
+    _check_scales_and_profile(kv_dtype, device, softmax_scale, k_scale, v_scale, profile)
     out = _check_out(out, q)
     chosen = choose_sparse_profile(q, k_cache, indices, profile).profile
-    k_t, k_v = _scale_parts(k_scale)
-    v_t, v_v = _scale_parts(v_scale)
+    k_t, k_v, _ = scale_args(k_scale)
+    v_t, v_v, _ = scale_args(v_scale)
     torch.ops.pagedattn.sparse_attention(
         q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, k_t, v_t, k_v, v_v,
         float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale), _profile_list(chosen),
