@@ -9,24 +9,25 @@ from pagedattn.workloads import SparseShape, UnifiedShape
 
 
 @pytest.fixture
-def unified_kwargs():
-    return UnifiedShape((4, 1), (20, 9), 8, 2, 32, 16, kv_dtype="bf16").build("cpu", seed=1).kwargs
+def unified_kwargs(device):
+    return UnifiedShape((4, 1), (20, 9), 8, 2, 32, 16, kv_dtype="bf16").build(device, seed=1).kwargs
 
 
 @pytest.fixture
-def sparse_kwargs():
-    return SparseShape(2, 40, 2, 4, 1, 32, topk=16, local_window=4).build("cpu", seed=2).kwargs
+def sparse_kwargs(device):
+    return SparseShape(2, 40, 2, 4, 1, 32, topk=16, local_window=4).build(device, seed=2).kwargs
 
 
 def _bad_unified(kw):
     q, k, v = kw["q"], kw["k_cache"], kw["v_cache"]
+    dev = q.device
     return {
         "q dtype": (dict(q=q.float()), TypeError, "q must have dtype"),
         "q rank": (dict(q=q[0]), ValueError, "q must have 3 dimensions"),
         "q stride": (dict(q=q.transpose(1, 2).contiguous().transpose(1, 2)), ValueError, "q must have a unit stride"),
         "cache dtype mismatch": (dict(k_cache=k.half(), v_cache=v.half()), TypeError, "must have the dtype of q"),
         "v shape": (dict(v_cache=v[:, :8]), ValueError, "v_cache must match k_cache"),
-        "head ratio": (dict(q=torch.randn(5, 7, 32).bfloat16()), ValueError, "multiple of num_kv_heads"),
+        "head ratio": (dict(q=torch.randn(5, 7, 32, device=dev).bfloat16()), ValueError, "multiple of num_kv_heads"),
         "head size": (dict(q=q[..., :16].contiguous()), ValueError, "head size 32 differs"),
         "cu dtype": (dict(cu_seqlens_q=kw["cu_seqlens_q"].long()), TypeError, "cu_seqlens_q must have dtype"),
         "cu length": (dict(cu_seqlens_q=kw["cu_seqlens_q"][:2]), ValueError, r"cu_seqlens_q must have batch\+1"),
@@ -36,14 +37,15 @@ def _bad_unified(kw):
         "window": (dict(sliding_window=-3), ValueError, "sliding_window must be a positive int"),
         "softcap": (dict(softcap=0.0), ValueError, "softcap must be a positive"),
         "scale on bf16": (dict(k_scale=0.5), ValueError, "float8_e4m3fn caches only"),
-        "sinks shape": (dict(sinks=torch.zeros(3)), ValueError, "sinks must have one logit per query head"),
-        "sinks dtype": (dict(sinks=torch.zeros(8, dtype=torch.float64)), TypeError, "sinks must have dtype"),
-        "out shape": (dict(out=torch.empty(5, 8, 16, dtype=torch.bfloat16)), ValueError, "out must have the shape"),
-        "out dtype": (dict(out=torch.empty(5, 8, 32, dtype=torch.float16)), TypeError, "out must have dtype"),
+        "sinks shape": (dict(sinks=torch.zeros(3, device=dev)), ValueError, "sinks must have one logit per query head"),
+        "sinks dtype": (dict(sinks=torch.zeros(8, dtype=torch.float64, device=dev)), TypeError, "sinks must have dtype"),
+        "out shape": (dict(out=torch.empty(5, 8, 16, dtype=torch.bfloat16, device=dev)), ValueError,
+                      "out must have the shape"),
+        "out dtype": (dict(out=torch.empty(5, 8, 32, dtype=torch.float16, device=dev)), TypeError, "out must have dtype"),
         "profile type": (dict(profile={"block_m": 16}), TypeError, "profile must be a LaunchProfile"),
-        "profile too small for group": (dict(q=torch.randn(5, 64, 32).bfloat16(),
-                                             k_cache=torch.randn(k.shape[0], 16, 2, 32).bfloat16(),
-                                             v_cache=torch.randn(k.shape[0], 16, 2, 32).bfloat16(),
+        "profile too small for group": (dict(q=torch.randn(5, 64, 32, device=dev).bfloat16(),
+                                             k_cache=torch.randn(k.shape[0], 16, 2, 32, device=dev).bfloat16(),
+                                             v_cache=torch.randn(k.shape[0], 16, 2, 32, device=dev).bfloat16(),
                                              profile=LaunchProfile(16, 16)), ValueError, "smaller than the GQA group"),
         "not a tensor": (dict(block_table=[[0]]), TypeError, "block_table must be a torch.Tensor"),
     }
@@ -56,10 +58,10 @@ def test_unified_rejects_bad_input(unified_kwargs, case):
         pagedattn.unified_attention(**(unified_kwargs | change))
 
 
-def test_unified_scale_tensor_must_be_one_float32_element():
-    kw = UnifiedShape((1,), (9,), 4, 1, 32, kv_dtype="fp8").build("cpu", seed=3).kwargs
+def test_unified_scale_tensor_must_be_one_float32_element(device):
+    kw = UnifiedShape((1,), (9,), 4, 1, 32, kv_dtype="fp8").build(device, seed=3).kwargs
     with pytest.raises(ValueError, match="k_scale must be a float or a 1-element float32 tensor"):
-        pagedattn.unified_attention(**(kw | dict(k_scale=torch.ones(2))))
+        pagedattn.unified_attention(**(kw | dict(k_scale=torch.ones(2, device=device))))
 
 
 def test_content_checks_are_opt_in(unified_kwargs):
@@ -68,10 +70,13 @@ def test_content_checks_are_opt_in(unified_kwargs):
     try:
         with pytest.raises(ValueError, match="max_seqlen_q=2 is smaller than a sequence's query length"):
             pagedattn.unified_attention(**too_small)
+        dev = unified_kwargs["q"].device
         with pytest.raises(ValueError, match="seq_lens must be >= each sequence's query length"):
-            pagedattn.unified_attention(**(unified_kwargs | dict(seq_lens=torch.tensor([3, 9], dtype=torch.int32))))
+            pagedattn.unified_attention(**(unified_kwargs | dict(seq_lens=torch.tensor([3, 9], dtype=torch.int32,
+                                                                                       device=dev))))
         with pytest.raises(ValueError, match="non-decreasing"):
-            pagedattn.unified_attention(**(unified_kwargs | dict(cu_seqlens_q=torch.tensor([0, 4, 2], dtype=torch.int32))))
+            pagedattn.unified_attention(**(unified_kwargs | dict(cu_seqlens_q=torch.tensor([0, 4, 2], dtype=torch.int32,
+                                                                                           device=dev))))
     finally:
         pagedattn.set_content_checks(False)
     pagedattn.unified_attention(**too_small)  # off: no device read, no error
@@ -82,7 +87,8 @@ def _bad_sparse(kw):
         "indices dtype": (dict(indices=kw["indices"].long()), TypeError, "indices must have dtype"),
         "indices rows": (dict(indices=kw["indices"][:1]), ValueError, "indices must have one row per query row"),
         "token_to_req rows": (dict(token_to_req=kw["token_to_req"][:1]), ValueError, "token_to_req must have one"),
-        "counts rows": (dict(counts=torch.zeros(1, dtype=torch.int32)), ValueError, "counts must have one entry"),
+        "counts rows": (dict(counts=torch.zeros(1, dtype=torch.int32, device=kw["q"].device)), ValueError,
+                        "counts must have one entry"),
         "q dtype": (dict(q=kw["q"].float()), TypeError, "q must have dtype"),
         "softmax_scale": (dict(softmax_scale=-1.0), ValueError, "softmax_scale must be a positive"),
     }
@@ -98,4 +104,7 @@ def test_sparse_rejects_bad_input(sparse_kwargs, case):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs two devices: cpu and cuda")
 def test_device_mismatch_names_the_argument(unified_kwargs):
     with pytest.raises(ValueError, match="k_cache is on cpu, expected cuda"):
-        pagedattn.unified_attention(**(unified_kwargs | dict(q=unified_kwargs["q"].cuda())))
+        pagedattn.unified_attention(**(unified_kwargs | dict(k_cache=unified_kwargs["k_cache"].cpu())))
+    with pytest.raises(ValueError, match="q is on cpu: the kernels need CUDA tensors"):
+        pagedattn.unified_attention(**{k: (v.cpu() if isinstance(v, torch.Tensor) else v)
+                                       for k, v in unified_kwargs.items()})

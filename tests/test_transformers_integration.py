@@ -33,6 +33,8 @@ from transformers import (  # noqa: E402
 
 from pagedattn.integrations import transformers as integration  # noqa: E402
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"  # kernels need CUDA tensors outside the interpreter
+
 PROMPT_LENGTHS = (5, 11, 17, 30)
 NEW_TOKENS = 4
 WINDOW = 8
@@ -50,7 +52,7 @@ def tiny_qwen3(seed: int, sliding_window: int | None = None) -> Qwen3ForCausalLM
         use_sliding_window=sliding_window is not None, sliding_window=sliding_window, max_window_layers=1,
     )
     torch.manual_seed(seed)
-    return Qwen3ForCausalLM(config).to(torch.float16).eval()
+    return Qwen3ForCausalLM(config).to(device=DEVICE, dtype=torch.float16).eval()
 
 
 def tiny_gpt_oss(seed: int) -> GptOssForCausalLM:
@@ -61,7 +63,7 @@ def tiny_gpt_oss(seed: int) -> GptOssForCausalLM:
         max_position_embeddings=256,
     )
     torch.manual_seed(seed)
-    return GptOssForCausalLM(config).to(torch.float16).eval()
+    return GptOssForCausalLM(config).to(device=DEVICE, dtype=torch.float16).eval()
 
 
 # seeds whose reference logits have no near-tie (checked in the test)
