@@ -4,9 +4,10 @@ On a GPU: medians after warm-up, over a rotation of input sets so that the sets 
 L2 cache (a kernel timed on one small input set measures the cache, not HBM). Calls are captured
 in a CUDA graph and replayed (`triton.testing.do_bench_cudagraph`), as engines run decode: timed
 eagerly, a sub-millisecond kernel also measures the host's argument checks, dispatch and launch,
-which showed up on the H200 as +-30 % spreads between two timings of the same call. A call that
-cannot be captured is timed eagerly with `do_bench`. Under the interpreter timings mean nothing; `time_calls` still runs the calls (so the
-code path is exercised) and returns a host-clock median marked as such by `timings_meaningful`.
+which showed up on the H200 as spreads of up to +-72 % between two timings of the same call. A
+call that cannot be captured is timed eagerly with `do_bench`. Under the interpreter timings mean
+nothing; `time_calls` still runs the calls (so the code path is exercised) and returns a
+host-clock median marked as such by `timings_meaningful`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import torch
 
 import pagedattn
 from pagedattn import reference
-from pagedattn.workloads import WORKLOADS, SparseShape, UnifiedShape, make_paged_cache
+from pagedattn.workloads import WORKLOADS, SparseShape, make_paged_cache
 from conftest import assert_close_to_reference, nan_like
 
 pytestmark = pytest.mark.gpu
