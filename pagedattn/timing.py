@@ -13,6 +13,7 @@ host-clock median marked as such by `timings_meaningful`.
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from typing import Callable
 
@@ -56,6 +57,8 @@ def time_calls(calls: list[Callable[[], object]], warmup_ms: float = 25.0, rep_m
     torch.cuda.synchronize()
     try:
         return float(triton.testing.do_bench_cudagraph(step, rep=rep_ms, return_mode="median"))
-    except RuntimeError:  # not capturable (host syncs in the call): time it eagerly
+    except RuntimeError as exc:  # not capturable (host syncs in the call): time it eagerly, and say so
+        print(f"time_calls: CUDA-graph capture failed, timing eagerly ({str(exc).splitlines()[0][:160]})",
+              file=sys.stderr, flush=True)
         torch.cuda.synchronize()
         return float(triton.testing.do_bench(step, warmup=warmup_ms, rep=rep_ms, return_mode="median"))

@@ -32,19 +32,27 @@ def _tiny(workload: str, label_part: str):
 # --------------------------------------------------------------------------- ceilings
 
 
-def test_stream_read_reads_every_element(device):
-    x = torch.rand(3 * bench.READ_BLOCK + 5, device=device)  # a partial last block, two programs looping
-    partials = bench.stream_read(x, torch.empty(2, device=device))
+@pytest.mark.parametrize("block,warps", bench.READ_VARIANTS)
+def test_stream_read_reads_every_element(device, block, warps):
+    x = torch.rand(3 * block + 5, device=device)  # a partial last block
+    partials = bench.stream_read(x, torch.full((4,), float("nan"), device=device), block, warps)
     assert float(partials.sum()) == pytest.approx(float(x.sum(dtype=torch.float64)), rel=1e-5)
     x[-1] += 1000.0  # the masked tail is read too
-    assert float(bench.stream_read(x, partials).sum()) == pytest.approx(float(x.sum(dtype=torch.float64)), rel=1e-5)
+    assert float(bench.stream_read(x, partials, block, warps).sum()) == pytest.approx(
+        float(x.sum(dtype=torch.float64)), rel=1e-5)
+
+
+def test_stream_read_rejects_a_wrong_partial_count(device):
+    with pytest.raises(ValueError, match="partials"):
+        bench.stream_read(torch.rand(100, device=device), torch.empty(3, device=device), 64, 4)
 
 
 def test_measure_ceilings_runs(device):
     ceilings = bench.measure_ceilings(device, 1 << 20, 64)
     for key in ("hbm_read_tbps", "torch_sum_tbps", "copy_tbps", "matmul_bf16_tflops"):
         assert ceilings[key] > 0, key
-    assert ceilings["hbm_read_tbps"] == max(ceilings["hbm_read_tbps_by_programs"].values())
+    assert ceilings["hbm_read_tbps"] == max(ceilings["hbm_read_tbps_by_variant"].values())
+    assert len(ceilings["hbm_read_tbps_by_variant"]) == len(bench.READ_VARIANTS)
     assert "HBM read, torch.sum" in bench.format_ceilings(ceilings)
 
 

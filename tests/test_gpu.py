@@ -6,6 +6,8 @@ import torch
 
 import pagedattn
 from pagedattn import reference
+from pagedattn.ops.unified import unified_attention_kernel
+from pagedattn.profiles.types import LaunchProfile
 from pagedattn.workloads import WORKLOADS, SparseShape, make_paged_cache
 from conftest import assert_close_to_reference, nan_like
 
@@ -78,3 +80,23 @@ def test_sparse_cuda_graph_replay_with_new_selections():
         graph.replay()
         torch.cuda.synchronize()
         assert_close_to_reference(out, reference.sparse_attention(**static))
+
+
+def test_new_batch_sizes_reuse_the_compiled_kernel():
+    """Serving changes the sequence and token counts every step: 1, 16 and 17 sequences (a count Triton
+    would specialise as ==1, %16 or neither) must all run the kernel compiled for the first batch."""
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    profile = LaunchProfile(block_m=16, tile_n=32, num_splits=1, num_warps=4, num_stages=2)
+    compiled = unified_attention_kernel.device_caches[torch.cuda.current_device()][0]
+    counts = []
+    for batch in (17, 1, 16):
+        lens = [300 + 7 * i for i in range(batch)]  # the block table's width changes with the batch too
+        cache = make_paged_cache(lens, 2, 128, 16, "bf16", "cuda", gen)
+        q = torch.randn(batch, 8, 128, device="cuda", generator=gen).bfloat16()
+        call = dict(cu_seqlens_q=torch.arange(batch + 1, dtype=torch.int32, device="cuda"),
+                    seq_lens=torch.tensor(lens, dtype=torch.int32, device="cuda"),
+                    block_table=cache.block_table, max_seqlen_q=1, max_seqlen_k=max(lens))
+        out = pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call, profile=profile, out=nan_like(q))
+        assert_close_to_reference(out, reference.unified_attention(q, cache.k_cache, cache.v_cache, **call))
+        counts.append(len(compiled))
+    assert counts[1:] == counts[:1] * 2, f"kernel variants after each batch size: {counts}"

@@ -126,7 +126,7 @@ def write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_pt
         tl.store(out_ptrs, o.to(out_ptrs.dtype.element_ty), mask=mask)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["num_rows"])
 def merge_splits_kernel(
     part_ptr, lse_ptr, out_ptr,
     num_rows, num_splits, stride_out_row, stride_out_head,
@@ -144,11 +144,13 @@ def merge_splits_kernel(
     top = tl.max(lse, 0)
     top = tl.where(top == float("-inf"), 0.0, top)
     w = tl.exp2(lse - top)  # 0 for empty splits
-    o = tl.load(part_ptr + slot[:, None] * HEAD_PAD + offs_d[None, :], mask=(w > 0.0)[:, None], other=0.0)
+    d_ok = offs_d < HEAD  # the partials' padded head columns were never written
+    o = tl.load(part_ptr + slot[:, None] * HEAD_PAD + offs_d[None, :], mask=(w > 0.0)[:, None] & d_ok[None, :],
+                other=0.0)
     total = tl.sum(w, 0)
     res = tl.sum(o * w[:, None], 0) / tl.where(total > 0.0, total, 1.0)
     tl.store(out_ptr + row * stride_out_row + head * stride_out_head + offs_d,
-             res.to(out_ptr.dtype.element_ty), mask=offs_d < HEAD)
+             res.to(out_ptr.dtype.element_ty), mask=d_ok)
 
 
 def scale_args(scale):

@@ -22,6 +22,9 @@ Launch parameters and the shape property each is tied to (values come from `page
               `out` directly and compiles the workspace out.
   num_warps / num_stages / kv_major   tied to KV dtype and GROUP; kv_major upcasts FP8 tiles in
               registers (see ops/common.py).
+
+Counts that change with every batch (rows, requests, the block table's width) are not specialised
+by Triton, so a new batch size never compiles a new kernel.
 """
 
 import torch
@@ -34,7 +37,7 @@ from .common import (
 )
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["num_reqs", "max_blocks", "stride_table"])
 def selected_tokens_kernel(
     indices_ptr, counts_ptr, table_ptr, req_ptr, tokens_ptr,
     num_reqs, num_blocks, max_blocks, topk, stride_idx_row, stride_table,
@@ -59,7 +62,7 @@ def selected_tokens_kernel(
     tl.store(tokens_ptr + row * topk + j, token, mask=j < topk)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["num_rows"])
 def sparse_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr,
     tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,

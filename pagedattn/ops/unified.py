@@ -26,6 +26,10 @@ Launch parameters and the shape property each is tied to (values come from `page
   kv_major    orientation of the two products (see `ops/common.py`); pays when K/V are FP8 or
               when BLOCK_M is small compared with TILE_N.
 
+Arguments that change with every batch of a serving engine (sequence and token counts, the block
+table's width) are not specialised by Triton (`BATCH_SIZED_ARGS`): specialised, a count that
+happens to be 1 or a multiple of 16 would compile a new kernel in the middle of serving.
+
 The number of query blocks is bounded by num_tokens // BLOCK_Q + num_seqs, so the grid needs no
 device read; each program finds its sequence by binary search over cu_seqlens_q.
 """
@@ -39,6 +43,8 @@ from .common import (
     LOG2E, NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args, split_workspace,
     write_rows,
 )
+
+BATCH_SIZED_ARGS = ["num_seqs", "num_tokens", "max_blocks", "stride_table"]
 
 
 @triton.jit
@@ -87,7 +93,7 @@ def _attend_tiles(
     return acc, m_i, l_i
 
 
-@triton.jit
+@triton.jit(do_not_specialize=BATCH_SIZED_ARGS)
 def unified_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr,
     cu_q_ptr, seq_lens_ptr, table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Device-time plan for a 2-GPU machine (nvidia-h200-x2), one phase per `device` call (each < 10 min):
+#
+#   tune     GPU 0: the GPU tests, then `pagedattn tune --kernel unified`;
+#            GPU 1: the benchmark's ceilings, then `pagedattn tune --kernel sparse`.
+#            Each tuner appends to results/tune-<kernel>-h200.jsonl and stops (SIGINT) before the
+#            call's limit; the next phase resumes from those files.
+#   measure  both tuners again (resumed: only unmeasured candidates run), then one cached pass each
+#            writes pagedattn/profiles/tables/NVIDIA_H200.json and docs/profiles-h200.md;
+#            GPU 0: `pagedattn bench` over every workload; GPU 1: the transformers serving benchmark;
+#            then both GPUs: the tensor-parallel serving run (torchrun, 2 ranks).
+#
+# Usage: scripts/gpu-session.sh {tune|measure} OUTDIR [SECONDS]   (SECONDS: time box, default 540)
+# Everything goes to OUTDIR/session.tgz (the device tool returns few files) and the tail of each log
+# to stdout. Works from a source checkout with nothing installed (PYTHONPATH).
+set -uo pipefail
+phase=${1:?usage: scripts/gpu-session.sh {tune|measure} OUTDIR [SECONDS]}
+out=${2:?usage: scripts/gpu-session.sh {tune|measure} OUTDIR [SECONDS]}
+budget=${3:-540}
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+start=$(date +%s)
+logs=$(mktemp -d)
+left() { echo $((budget - ($(date +%s) - start))); }
+tune() {  # tune KERNEL GPU SECONDS [extra args]: resumable, interrupted after SECONDS
+  local kernel=$1 gpu=$2 secs=$3
+  shift 3
+  CUDA_VISIBLE_DEVICES=$gpu timeout -s INT "$secs" python3 -m pagedattn.cli tune --kernel "$kernel" \
+    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates 24 --quiet "$@"
+}
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+  python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)"
+} >"$logs/env.txt" 2>&1
+
+case $phase in
+tune)
+  (
+    CUDA_VISIBLE_DEVICES=0 timeout 180 python3 -m pytest -q -p no:cacheprovider -n 8 \
+      tests/test_gpu.py tests/test_api.py tests/test_transformers_integration.py tests/test_bench.py \
+      >"$logs/pytest-gpu.log" 2>&1
+    echo "gpu tests rc $?" >>"$logs/pytest-gpu.log"
+    tune unified 0 "$(( $(left) - 30 ))" --table-dir "$logs/tables" --report "$logs/profiles-unified.md" \
+      >"$logs/tune-unified.log" 2>&1
+    echo "tune rc $?" >>"$logs/tune-unified.log"
+  ) &
+  (
+    CUDA_VISIBLE_DEVICES=1 python3 -c "from pagedattn import bench; import json
+c = bench.measure_ceilings('cuda', 1 << 30, 8192); print(json.dumps(c, indent=1))" >"$logs/ceilings.json" 2>&1
+    tune sparse 1 "$(( $(left) - 30 ))" --table-dir "$logs/tables-sparse" --report "$logs/profiles-sparse.md" \
+      >"$logs/tune-sparse.log" 2>&1
+    echo "tune rc $?" >>"$logs/tune-sparse.log"
+  ) &
+  wait
+  ;;
+measure)
+  tune unified 0 150 --table-dir "$logs/tables" >"$logs/tune-unified.log" 2>&1 &
+  tune sparse 1 150 --table-dir "$logs/tables" >"$logs/tune-sparse.log" 2>&1 &
+  wait
+  # cached passes: every candidate is in the results files, so these only write the table and report
+  for kernel in unified sparse; do
+    tune "$kernel" 0 60 --report "$logs/profiles-$kernel.md" >>"$logs/tune-$kernel.log" 2>&1
+    echo "tune $kernel rc $?" >>"$logs/tune-$kernel.log"
+  done
+  cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
+  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 100 ))" python3 -m pagedattn.cli bench \
+    --providers pagedattn pagedattn-default torch-sdpa --json "$logs/bench.json" >"$logs/bench.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 timeout "$(( $(left) - 100 ))" python3 scripts/serve_transformers.py \
+    --layers 4 --requests 128 --max-new-tokens 32 --json "$logs/serve.json" >"$logs/serve.log" 2>&1 &
+  wait
+  timeout "$(( $(left) - 10 ))" torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py \
+    --layers 4 --requests 128 --max-new-tokens 32 --json "$logs/serve-tp.json" >"$logs/serve-tp.log" 2>&1
+  echo "tp rc $?" >>"$logs/serve-tp.log"
+  ;;
+*)
+  echo "unknown phase $phase" >&2
+  exit 2
+  ;;
+esac
+cp results/tune-*-h200.jsonl "$logs/" 2>/dev/null
+for f in "$logs"/*.log "$logs"/*.json "$logs"/env.txt; do
+  [ -f "$f" ] && { echo "== $(basename "$f")"; tail -25 "$f"; }
+done
+mkdir -p "$out"
+tar czf "$out/session.tgz" -C "$logs" .
