@@ -274,7 +274,9 @@ def _prepare_sdpa_sparse(kw: dict) -> Prepared:
             v = _gather(v_flat, token).transpose(1, 2).to(q.dtype)
             qg = q[lo:hi].unflatten(1, (num_kv_heads, -1))  # [r, Hkv, group, D]: the group as query rows
             o = F.scaled_dot_product_attention(qg, k, v, attn_mask=valid[:, None, None, :], scale=scale)
-            out[lo:hi] = (torch.nan_to_num(o.flatten(1, 2), nan=0.0) * v_scale).to(out.dtype)  # empty row -> 0
+            # a row with no valid entry gives 0: SDPA's CPU path returns NaN for it, its CUDA kernels the mean of V
+            o = torch.where(valid.any(dim=1)[:, None, None], torch.nan_to_num(o.flatten(1, 2), nan=0.0), 0.0)
+            out[lo:hi] = (o * v_scale).to(out.dtype)
 
     return Prepared(run)
 

@@ -3,19 +3,22 @@
 #
 #   tune     GPU 0: the GPU tests, then `pagedattn tune --kernel unified`;
 #            GPU 1: the benchmark's ceilings, then `pagedattn tune --kernel sparse`.
-#            Each tuner appends to results/tune-<kernel>-h200.jsonl and stops (SIGINT) before the
-#            call's limit; the next phase resumes from those files.
-#   measure  both tuners again (resumed: only unmeasured candidates run), then one cached pass each
-#            writes pagedattn/profiles/tables/NVIDIA_H200.json and docs/profiles-h200.md;
-#            GPU 0: `pagedattn bench` over every workload; GPU 1: the transformers serving benchmark;
-#            then both GPUs: the tensor-parallel serving run (torchrun, 2 ranks).
+#            The tuners append to results/tune-<kernel>-h200.jsonl and are interrupted (SIGINT)
+#            before the time box ends; the next phase resumes from those files.
+#   measure  the tuners again on both GPUs (resumed: only unmeasured candidates run), then one cached
+#            pass per kernel writes pagedattn/profiles/tables/NVIDIA_H200.json and its report;
+#            GPU 0: `pagedattn bench` over the unified workloads; GPU 1: over the sparse ones, then
+#            the transformers serving benchmark (scripts/serve_transformers.py).
+#   serve    both GPUs: tensor-parallel serving (torchrun, 2 ranks, scripts/serve_transformers_tp.py);
+#            GPU 0 meanwhile: the bench's torch-flex provider.
 #
-# Usage: scripts/gpu-session.sh {tune|measure} OUTDIR [SECONDS]   (SECONDS: time box, default 540)
+# Usage: scripts/gpu-session.sh tune|measure|serve OUTDIR [SECONDS]   (time box, default 540)
 # Everything goes to OUTDIR/session.tgz (the device tool returns few files) and the tail of each log
 # to stdout. Works from a source checkout with nothing installed (PYTHONPATH).
 set -uo pipefail
-phase=${1:?usage: scripts/gpu-session.sh {tune|measure} OUTDIR [SECONDS]}
-out=${2:?usage: scripts/gpu-session.sh {tune|measure} OUTDIR [SECONDS]}
+usage="usage: scripts/gpu-session.sh tune|measure|serve OUTDIR [SECONDS]"
+phase=${1:?$usage}
+out=${2:?$usage}
 budget=${3:-540}
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
@@ -27,7 +30,7 @@ tune() {  # tune KERNEL GPU SECONDS [extra args]: resumable, interrupted after S
   local kernel=$1 gpu=$2 secs=$3
   shift 3
   CUDA_VISIBLE_DEVICES=$gpu timeout -s INT "$secs" python3 -m pagedattn.cli tune --kernel "$kernel" \
-    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates 24 --quiet "$@"
+    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates 32 --quiet "$@"
 }
 {
   date -u +%FT%TZ
@@ -56,23 +59,41 @@ c = bench.measure_ceilings('cuda', 1 << 30, 8192); print(json.dumps(c, indent=1)
   wait
   ;;
 measure)
-  tune unified 0 150 --table-dir "$logs/tables" >"$logs/tune-unified.log" 2>&1 &
-  tune sparse 1 150 --table-dir "$logs/tables" >"$logs/tune-sparse.log" 2>&1 &
+  tune unified 0 200 --workload mtp-verify >"$logs/tune-unified.log" 2>&1 &
+  (
+    tune unified 1 100 --workload gqa-decode gqa-verify long-request mixed-batch dense-prefill
+    tune sparse 1 "$(( 200 - ($(date +%s) - start) ))"
+  ) >"$logs/tune-sparse.log" 2>&1 &
   wait
   # cached passes: every candidate is in the results files, so these only write the table and report
   for kernel in unified sparse; do
-    tune "$kernel" 0 60 --report "$logs/profiles-$kernel.md" >>"$logs/tune-$kernel.log" 2>&1
+    tune "$kernel" 0 90 --report "$logs/profiles-$kernel.md" >>"$logs/tune-$kernel.log" 2>&1
     echo "tune $kernel rc $?" >>"$logs/tune-$kernel.log"
   done
   cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
-  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 100 ))" python3 -m pagedattn.cli bench \
-    --providers pagedattn pagedattn-default torch-sdpa --json "$logs/bench.json" >"$logs/bench.log" 2>&1 &
-  CUDA_VISIBLE_DEVICES=1 timeout "$(( $(left) - 100 ))" python3 scripts/serve_transformers.py \
-    --layers 4 --requests 128 --max-new-tokens 32 --json "$logs/serve.json" >"$logs/serve.log" 2>&1 &
-  wait
-  timeout "$(( $(left) - 10 ))" torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py \
+  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload mtp-verify \
+    gqa-decode gqa-verify long-request mixed-batch dense-prefill --providers pagedattn pagedattn-default torch-sdpa \
+    --json "$logs/bench-unified.json" >"$logs/bench-unified.log" 2>&1 &
+  unified=$!
+  (
+    CUDA_VISIBLE_DEVICES=1 python3 -m pagedattn.cli bench --workload sparse-prefill sparse-decode \
+      --providers pagedattn pagedattn-default torch-sdpa --json "$logs/bench-sparse.json" >"$logs/bench-sparse.log" 2>&1
+    CUDA_VISIBLE_DEVICES=1 timeout "$(( $(left) - 5 ))" python3 scripts/serve_transformers.py --layers 4 \
+      --requests 128 --max-new-tokens 32 --json "$logs/serve.json" >"$logs/serve.log" 2>&1
+  ) &
+  side=$!
+  (sleep "$(( $(left) - 5 ))"; pkill -INT -f "pagedattn.cli bench") &
+  watchdog=$!
+  wait "$unified" "$side"
+  kill "$watchdog" 2>/dev/null
+  ;;
+serve)
+  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload mtp-verify \
+    gqa-decode long-request --providers torch-flex --json "$logs/bench-flex.json" >"$logs/bench-flex.log" 2>&1 &
+  timeout "$(( $(left) - 5 ))" torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py \
     --layers 4 --requests 128 --max-new-tokens 32 --json "$logs/serve-tp.json" >"$logs/serve-tp.log" 2>&1
   echo "tp rc $?" >>"$logs/serve-tp.log"
+  wait
   ;;
 *)
   echo "unknown phase $phase" >&2

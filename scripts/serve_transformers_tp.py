@@ -3,7 +3,7 @@
     PYTHONPATH=. torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py --json tp.json
     PYTHONPATH=. torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py --layout tiny --layers 2 \\
         --requests 6 --max-new-tokens 3 --min-prompt 8 --max-prompt 40 --block-size 16 --num-blocks 64 \\
-        --max-batch-tokens 48 --json /tmp/tp.json                                     # CPU (gloo) run
+        --max-batch-tokens 48 --device cpu --json /tmp/tp.json                        # CPU (gloo) run
 
 Rank 0 builds the random-weight Qwen3 model of serve_transformers.py (seeded, so the weights are
 fixed by the arguments), saves it to --checkpoint-dir and generates the prompts greedily on its own
@@ -72,6 +72,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--max-batch-tokens", type=int, default=2048)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dtype", choices=["bfloat16", "float16"], default="bfloat16")
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu",
+                        help="cuda: one GPU per rank (NCCL); cpu: gloo")
     parser.add_argument("--checkpoint-dir", default=os.path.join(tempfile.gettempdir(), "pagedattn-tp-model"))
     return parser.parse_args()
 
@@ -82,13 +84,12 @@ def main() -> None:
     q_heads, kv_heads = LAYOUTS[args.layout][:2]
     if kv_heads % world or q_heads % world:
         raise SystemExit(f"{args.layout}: {q_heads} query / {kv_heads} KV heads do not split over {world} ranks")
-    if torch.cuda.is_available():
-        device = "cuda"
+    device = args.device
+    if device == "cuda":
         local_rank = int(os.environ["LOCAL_RANK"])
         torch.cuda.set_device(local_rank)
         dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank))
     else:
-        device = "cpu"
         dist.init_process_group("gloo")
     dtype = getattr(torch, args.dtype)
     cb_settings = dict(block_size=args.block_size, num_blocks=args.num_blocks, max_batch_tokens=args.max_batch_tokens)

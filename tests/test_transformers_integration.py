@@ -209,7 +209,7 @@ def test_a_forward_outside_continuous_batching_is_refused():
     model = tiny_qwen3(0)
     model.set_attn_implementation(NAME)
     with pytest.raises(ValueError, match="continuous batching"):
-        model(torch.tensor([[1, 2, 3]]))
+        model(torch.tensor([[1, 2, 3]], device=DEVICE))
 
 
 def test_a_float32_model_is_refused_with_a_hint():
@@ -223,17 +223,19 @@ def test_a_float32_model_is_refused_with_a_hint():
 def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
     """scripts/serve_transformers_tp.py on 2 CPU ranks (gloo): transformers' TP plan splits the
     4q/2kv model into 2q/1kv per rank, the kernel sees exactly that, and the greedy tokens match
-    the single-process run of the same checkpoint."""
+    the single-process run of the same checkpoint. GPUs are hidden from the ranks (on a GPU machine
+    too), so pagedattn runs under the Triton interpreter there as on CI."""
     pytest.importorskip("accelerate", reason="transformers loads tensor-parallel models through accelerate")
     report_path = tmp_path / "tp.json"
     command = [
         sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
         str(ROOT / "scripts" / "serve_transformers_tp.py"), "--layout", "tiny", "--layers", "2", "--vocab", "128",
         "--dtype", "float16", "--requests", "4", "--max-new-tokens", "3", "--min-prompt", "8", "--max-prompt", "40",
-        "--block-size", "16", "--num-blocks", "64", "--max-batch-tokens", "48",
+        "--block-size", "16", "--num-blocks", "64", "--max-batch-tokens", "48", "--device", "cpu",
         "--checkpoint-dir", str(tmp_path / "model"), "--json", str(report_path),
     ]
-    run = subprocess.run(command, env=os.environ | {"PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+    env = os.environ | {"PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+    run = subprocess.run(command, env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr[-4000:]
     report = json.loads(report_path.read_text())
