@@ -9,14 +9,15 @@
 #            pass per kernel writes pagedattn/profiles/tables/NVIDIA_H200.json and its report;
 #            GPU 0: `pagedattn bench` over the unified workloads; GPU 1: over the sparse ones, then
 #            the transformers serving benchmark (scripts/serve_transformers.py).
-#   serve    both GPUs: tensor-parallel serving (torchrun, 2 ranks, scripts/serve_transformers_tp.py);
-#            GPU 0 meanwhile: the bench's torch-flex provider.
+#   finish   both GPUs: tensor-parallel serving (torchrun, 2 ranks, scripts/serve_transformers_tp.py);
+#            then the sparse tuner on both GPUs (split by case) and its cached pass into the table;
+#            GPU 0: `pagedattn bench` over the sparse workloads; GPU 1: the torch-flex provider.
 #
-# Usage: scripts/gpu-session.sh tune|measure|serve OUTDIR [SECONDS]   (time box, default 540)
+# Usage: scripts/gpu-session.sh tune|measure|finish OUTDIR [SECONDS]   (time box, default 540)
 # Everything goes to OUTDIR/session.tgz (the device tool returns few files) and the tail of each log
 # to stdout. Works from a source checkout with nothing installed (PYTHONPATH).
 set -uo pipefail
-usage="usage: scripts/gpu-session.sh tune|measure|serve OUTDIR [SECONDS]"
+usage="usage: scripts/gpu-session.sh tune|measure|finish OUTDIR [SECONDS]"
 phase=${1:?$usage}
 out=${2:?$usage}
 budget=${3:-540}
@@ -87,12 +88,21 @@ measure)
   wait "$unified" "$side"
   kill "$watchdog" 2>/dev/null
   ;;
-serve)
-  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload mtp-verify \
-    gqa-decode long-request --providers torch-flex --json "$logs/bench-flex.json" >"$logs/bench-flex.log" 2>&1 &
-  timeout "$(( $(left) - 5 ))" torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py \
+finish)
+  timeout 130 torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py \
     --layers 4 --requests 128 --max-new-tokens 32 --json "$logs/serve-tp.json" >"$logs/serve-tp.log" 2>&1
   echo "tp rc $?" >>"$logs/serve-tp.log"
+  tune sparse 0 150 --match "rows=8192" >"$logs/tune-sparse.log" 2>&1 &
+  (tune sparse 1 70 --match "rows=520"; tune sparse 1 75 --workload sparse-decode) >"$logs/tune-sparse-b.log" 2>&1 &
+  wait
+  tune sparse 0 60 --report "$logs/profiles-sparse.md" >>"$logs/tune-sparse.log" 2>&1
+  echo "tune sparse rc $?" >>"$logs/tune-sparse.log"
+  cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
+  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload sparse-prefill \
+    sparse-decode --providers pagedattn pagedattn-default torch-sdpa --json "$logs/bench-sparse.json" \
+    >"$logs/bench-sparse.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=1 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload gqa-decode \
+    mtp-verify long-request --providers torch-flex --json "$logs/bench-flex.json" >"$logs/bench-flex.log" 2>&1 &
   wait
   ;;
 *)

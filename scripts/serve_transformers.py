@@ -164,7 +164,8 @@ def compare_logits(baseline: list[torch.Tensor], other: list[torch.Tensor]) -> d
         if not torch.equal(want.argmax(-1), got.argmax(-1)):
             break
     return {"steps_compared": len(per_step), "max_abs_diff_per_step": per_step,
-            "max_abs_diff": max(per_step, default=None)}
+            "max_abs_diff": max(per_step, default=None),
+            "max_abs_logit": max((want.abs().max().item() for want in baseline[: len(per_step)]), default=None)}
 
 
 def parse_args() -> argparse.Namespace:

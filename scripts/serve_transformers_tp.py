@@ -36,12 +36,12 @@ import tempfile  # noqa: E402
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-from serve_transformers import IMPLEMENTATIONS, LAYOUTS, build_model, make_prompts, timed_generate_batch  # noqa: E402
+from serve_transformers import (  # noqa: E402
+    IMPLEMENTATIONS, LAYOUTS, build_model, compare_logits, first_step_logits, make_prompts, timed_generate_batch,
+)
 from transformers import AutoModelForCausalLM, DistributedConfig  # noqa: E402
 
 from pagedattn.integrations import transformers as integration  # noqa: E402
-
-NAME = IMPLEMENTATIONS["pagedattn"]
 
 
 class HeadLayoutRecorder:
@@ -61,6 +61,8 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", required=True, help="where rank 0 writes the results")
     parser.add_argument("--layout", choices=sorted(LAYOUTS), default="32q2kv-d256")
+    parser.add_argument("--attn", choices=sorted(IMPLEMENTATIONS), default="pagedattn",
+                        help="attention of both runs; transformers' own (sdpa, eager) separate TP's numerics from ours")
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=32768)
     parser.add_argument("--requests", type=int, default=256)
@@ -70,6 +72,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--block-size", type=int, default=256)
     parser.add_argument("--num-blocks", type=int, default=1024)
     parser.add_argument("--max-batch-tokens", type=int, default=2048)
+    parser.add_argument("--logit-requests", type=int, default=16, help="requests of the logit comparison run")
+    parser.add_argument("--logit-steps", type=int, default=4, help="steps compared (until a greedy token differs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dtype", choices=["bfloat16", "float16"], default="bfloat16")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda" if torch.cuda.is_available() else "cpu",
@@ -101,18 +105,20 @@ def main() -> None:
     if rank == 0:
         model = build_model(args.layout, args.layers, args.vocab, dtype, device, args.seed)
         model.save_pretrained(args.checkpoint_dir)
-        model.set_attn_implementation(NAME)
+        model.set_attn_implementation(IMPLEMENTATIONS[args.attn])
         single = timed_generate_batch(model, prompts, args.max_new_tokens, device, cb_settings)
         single["summary"]["kernel_heads"] = recorder.layout
+        single_logits = first_step_logits(model, prompts[: args.logit_requests], args.logit_steps, cb_settings)
         del model
         if device == "cuda":
             torch.cuda.empty_cache()
     dist.barrier()
 
     recorder.layout = None
-    model = AutoModelForCausalLM.from_pretrained(args.checkpoint_dir, dtype=dtype, attn_implementation=NAME,
+    model = AutoModelForCausalLM.from_pretrained(args.checkpoint_dir, dtype=dtype, attn_implementation=IMPLEMENTATIONS[args.attn],
                                                  distributed_config=DistributedConfig(tp_plan="auto"))
     tp = timed_generate_batch(model, prompts, args.max_new_tokens, device, cb_settings)
+    tp_logits = first_step_logits(model, prompts[: args.logit_requests], args.logit_steps, cb_settings)
     layouts = [None] * world
     dist.all_gather_object(layouts, recorder.layout)
 
@@ -124,6 +130,7 @@ def main() -> None:
             "single_device": single["summary"],
             "tensor_parallel": tp["summary"] | {"kernel_heads_per_rank": layouts},
             "identical_requests": same,
+            "logits": compare_logits(single_logits, tp_logits),
         }
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
@@ -132,6 +139,7 @@ def main() -> None:
                   flush=True)
         print(f"kernel heads per rank: {layouts} (model: {q_heads}q/{kv_heads}kv); "
               f"identical greedy tokens: {same}/{len(prompts)} requests", flush=True)
+        print(f"first-step logits, TP vs 1 device: {report['logits']}", flush=True)
     dist.barrier()
     dist.destroy_process_group()
 

@@ -232,6 +232,7 @@ def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
         str(ROOT / "scripts" / "serve_transformers_tp.py"), "--layout", "tiny", "--layers", "2", "--vocab", "128",
         "--dtype", "float16", "--requests", "4", "--max-new-tokens", "3", "--min-prompt", "8", "--max-prompt", "40",
         "--block-size", "16", "--num-blocks", "64", "--max-batch-tokens", "48", "--device", "cpu",
+        "--logit-requests", "4", "--logit-steps", "4",
         "--checkpoint-dir", str(tmp_path / "model"), "--json", str(report_path),
     ]
     env = os.environ | {"PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
@@ -242,3 +243,5 @@ def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
     assert report["single_device"]["kernel_heads"] == {"q_heads": 4, "kv_heads": 2, "head_dim": 32}
     assert report["tensor_parallel"]["kernel_heads_per_rank"] == [{"q_heads": 2, "kv_heads": 1, "head_dim": 32}] * 2
     assert report["identical_requests"] == 4
+    logits = report["logits"]  # same tokens, so every step is compared; fp16 on CPU: sums in another order
+    assert logits["steps_compared"] == 4 and logits["max_abs_diff"] < 1e-2 * logits["max_abs_logit"]

@@ -1,0 +1,59 @@
+"""pagedattn vs the float64 reference on the batch shapes transformers' continuous batching sends
+(page 256, head size 256, GQA 16: 32q/2kv on one device, 16q/1kv per rank under 2-way TP): prefill
+chunks of a few prompts, a decode batch, and decode + prefill mixed, each with the dispatcher's profile.
+Exit status 1 when any rel-L2 reaches 1e-2 (or an output has NaN).
+
+    PYTHONPATH=. python3 scripts/check_serving_shapes.py [--small]      # --small: CPU-sized prompts
+    PYTHONPATH=. python3 scripts/check_serving_shapes.py --small --as-device NVIDIA_H200
+
+--as-device runs the profiles that device's dispatcher (its tuned table) would choose, passed
+explicitly: on a CPU machine that checks a GPU's table entries under the interpreter.
+"""
+
+import argparse
+import random
+
+import torch
+
+import pagedattn
+from pagedattn import api, reference
+from pagedattn.device import KNOWN_DEVICES
+from pagedattn.profiles.select import select_profile
+from pagedattn.workloads import UnifiedShape
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", action="store_true", help="prompts of 8-40 tokens, 6 decode sequences")
+    parser.add_argument("--as-device", choices=sorted(KNOWN_DEVICES), help="use the profiles this device would choose")
+    args = parser.parse_args()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    rng = random.Random(0)
+    longest, decodes = (40, 6) if args.small else (512, 64)
+    worst = 0.0
+    for q_heads, kv_heads in ((32, 2), (16, 1)):
+        prompts = [rng.randint(8, longest) for _ in range(4)]
+        contexts = [rng.randint(9, longest + 32) for _ in range(decodes)]
+        for name, q_lens, kv_lens in (("prefill", prompts, prompts), ("decode", [1] * decodes, contexts),
+                                      ("mixed", [1] * decodes + prompts[:2], contexts + prompts[:2])):
+            shape = UnifiedShape(tuple(q_lens), tuple(kv_lens), q_heads, kv_heads, 256, block_size=256)
+            kw = shape.build(device, seed=3).kwargs
+            key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], max(kv_lens))
+            if args.as_device:
+                chosen = select_profile(key, KNOWN_DEVICES[args.as_device])
+            else:
+                chosen = api.choose_unified_profile(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"],
+                                                    max(kv_lens))
+            out = pagedattn.unified_attention(**kw, out=torch.full_like(kw["q"], float("nan")),
+                                              profile=chosen.profile if args.as_device else None)
+            ref = reference.unified_attention(**kw).double()
+            err = ((out.double() - ref).norm() / ref.norm()).item()
+            worst = max(worst, err if not out.isnan().any() else float("inf"))
+            print(f"{q_heads}q/{kv_heads}kv {name:8s} rel-L2 {err:.2e}  {chosen.source}: {chosen.profile.short()}",
+                  flush=True)
+    print(f"worst rel-L2 {worst:.2e} ({'ok' if worst < 1e-2 else 'FAIL'})")
+    return 0 if worst < 1e-2 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

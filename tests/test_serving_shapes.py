@@ -1,0 +1,19 @@
+"""scripts/check_serving_shapes.py: the continuous-batching shapes of the serving benchmarks
+(page 256, head size 256, 32q/2kv and its 2-way TP share 16q/1kv) against the float64 reference,
+with the profiles the H200 table would choose (small prompts, so it runs under the interpreter)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_serving_shapes_match_the_reference_with_the_h200_profiles():
+    command = [sys.executable, str(ROOT / "scripts" / "check_serving_shapes.py"), "--small", "--as-device", "NVIDIA_H200"]
+    run = subprocess.run(command, env=os.environ | {"PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    lines = [line for line in run.stdout.splitlines() if "rel-L2" in line and not line.startswith("worst")]
+    assert len(lines) == 6, run.stdout
