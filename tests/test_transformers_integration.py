@@ -245,3 +245,4 @@ def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
     assert report["identical_requests"] == 4
     logits = report["logits"]  # same tokens, so every step is compared; fp16 on CPU: sums in another order
     assert logits["steps_compared"] == 4 and logits["max_abs_diff"] < 1e-2 * logits["max_abs_logit"]
+    assert report["rounding"]["steps_compared"] >= 1 and report["tp_within_rounding"] is True
