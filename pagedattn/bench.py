@@ -449,13 +449,6 @@ PROVIDERS: dict[str, Provider] = {
 # --------------------------------------------------------------------------- measuring cases
 
 
-def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> float:
-    """||out - ref|| / ||ref|| in float64; NaN anywhere in `out` gives NaN (a FAIL)."""
-    out64 = out.to(torch.float64)
-    ref64 = ref.to(device=out.device, dtype=torch.float64)
-    return float((out64 - ref64).norm() / ref64.norm().clamp_min(1e-30))
-
-
 def _reference(kernel: str, kw: dict) -> torch.Tensor:
     fn = reference.unified_attention if kernel == "unified" else reference.sparse_attention
     return fn(**kw)
@@ -488,7 +481,7 @@ def measure_case(workload, case, providers: list[str], device: str, ceilings: di
             prepared = [PROVIDERS[name].prepare(kernel, s.kwargs) for s in sets]
             out = torch.full_like(sets[0].kwargs["q"], float("nan"))
             prepared[0].run(out)
-            row["rel_l2"] = rel_l2(out, expected)
+            row["rel_l2"] = reference.rel_l2(out, expected)
         except Unsupported as exc:
             row.update(status="skip", reason=str(exc))
             _note(f"  skip {name} on {workload.name} / {case.label}: {exc}")
@@ -703,7 +696,7 @@ def run_check(args: argparse.Namespace) -> int:
                 prepared = _prepare_pagedattn(workload.kernel, kw)
                 out = torch.full_like(kw["q"], float("nan"))
                 prepared.run(out)
-                err = rel_l2(out, _reference(workload.kernel, kw))
+                err = reference.rel_l2(out, _reference(workload.kernel, kw))
                 detail = f"profile {prepared.profile['short']} ({prepared.profile['source']})"
             except Exception as exc:
                 err, detail = float("nan"), f"{type(exc).__name__}: {exc}"

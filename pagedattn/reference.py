@@ -6,6 +6,8 @@ They take the same arguments as `pagedattn.unified_attention` / `pagedattn.spars
 the pages token by token into dense tensors, scores are formed explicitly, and masked keys get
 -inf before a plain softmax. Work is chunked so that large benchmark shapes fit in memory.
 
+`rel_l2` is the error measure every check of an output against a reference uses.
+
 Semantics both references share (and the kernels must match):
   * FP8 K/V are dequantised as `K = K_fp8 * k_scale`, `V = V_fp8 * v_scale`.
   * A key whose physical page is negative or >= num_blocks, or whose logical page lies beyond the
@@ -18,6 +20,13 @@ from __future__ import annotations
 import torch
 
 _CHUNK_ELEMENTS = 1 << 25  # bound on a chunk's score / gathered-KV elements (float64: 256 MiB)
+
+
+def rel_l2(out: torch.Tensor, ref: torch.Tensor) -> float:
+    """||out - ref|| / ||ref|| in float64; NaN anywhere in `out` gives NaN (which fails any bound)."""
+    out64 = out.to(torch.float64)
+    ref64 = ref.to(device=out.device, dtype=torch.float64)
+    return float((out64 - ref64).norm() / ref64.norm().clamp_min(1e-30))
 
 
 def scale_value(scale: float | torch.Tensor | None) -> float:

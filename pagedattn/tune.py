@@ -15,8 +15,9 @@ time, in the order num_splits, tile_n, block_m, num_warps, num_stages, kv_major 
 first), moves only to a value faster than the current best by more than `--min-gain` (noise must
 not move the search), and repeats whole passes until one moves nothing, since fields interact (on
 the H200 a move from 8 to 4 warps made more KV splits pay; a single pass had already fixed the
-splits). Profiles measured in an earlier pass are not measured again. Candidates that cannot fit or compute the shape (`select.unfit_reason`), are blocklisted
-(`rules.blocked_reason`) or have more splits than KV tiles are pruned unrun. A (bucket, profile)
+splits). Profiles measured in an earlier pass are not measured again. Candidates that cannot fit
+or compute the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have
+more splits than KV tiles are pruned unrun. A (bucket, profile)
 pair is measured once; `--max-candidates` caps a bucket.
 
 Isolation: the tuner process launches no kernel. Workers (`worker_main`, started with the same
@@ -308,7 +309,7 @@ class _WorkerState:
         out = self._launch_once(profile)
         if not measure:
             return {"status": "ok"}
-        err = float((out.to(torch.float64) - self.reference).norm() / self.reference.norm().clamp_min(1e-30))
+        err = reference.rel_l2(out, self.reference)
         bitwise = bool(torch.equal(out, self.default_out))
         if not err < REL_L2_BOUND:  # also catches NaN
             problem = f"rel-L2 {err:.2e} >= {REL_L2_BOUND:g}" if math.isfinite(err) else "non-finite output"
@@ -569,9 +570,9 @@ class Tuner:
             if not result.default.eligible:
                 raise BucketError(f"default profile {result.default_profile.short()} is {result.default.status}: "
                                   f"{result.default.error}")
-            while any([self._sweep(result, name) for name in SEARCH_ORDER]):  # a list: every field each pass
-                if len(result.measured) >= self.args.max_candidates:
-                    break
+            moved = True
+            while moved:  # ends at a pass that moves nothing; at the candidate cap no pass can move
+                moved = any([self._sweep(result, name) for name in SEARCH_ORDER])  # a list: sweep every field
         except BucketError as exc:
             result.error = str(exc)
         self.done += 1

@@ -6,18 +6,20 @@ Exit status 1 when any rel-L2 reaches 1e-2 (or an output has NaN).
     PYTHONPATH=. python3 scripts/check_serving_shapes.py [--small]      # --small: CPU-sized prompts
     PYTHONPATH=. python3 scripts/check_serving_shapes.py --small --as-device NVIDIA_H200
 
---as-device runs the profiles that device's dispatcher (its tuned table) would choose, passed
-explicitly: on a CPU machine that checks a GPU's table entries under the interpreter.
+The profile of each call is the one the dispatcher chooses for this device, or with --as-device for
+the named one (its tuned table), passed explicitly: on a CPU machine that checks a GPU's table
+entries under the interpreter.
 """
 
 import argparse
+import math
 import random
 
 import torch
 
 import pagedattn
 from pagedattn import api, reference
-from pagedattn.device import KNOWN_DEVICES
+from pagedattn.device import KNOWN_DEVICES, DeviceInfo
 from pagedattn.profiles.select import select_profile
 from pagedattn.workloads import UnifiedShape
 
@@ -28,6 +30,7 @@ def main() -> int:
     parser.add_argument("--as-device", choices=sorted(KNOWN_DEVICES), help="use the profiles this device would choose")
     args = parser.parse_args()
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    target = KNOWN_DEVICES[args.as_device] if args.as_device else DeviceInfo.current()
     rng = random.Random(0)
     longest, decodes = (40, 6) if args.small else (512, 64)
     worst = 0.0
@@ -39,16 +42,10 @@ def main() -> int:
             shape = UnifiedShape(tuple(q_lens), tuple(kv_lens), q_heads, kv_heads, 256, block_size=256)
             kw = shape.build(device, seed=3).kwargs
             key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], max(kv_lens))
-            if args.as_device:
-                chosen = select_profile(key, KNOWN_DEVICES[args.as_device])
-            else:
-                chosen = api.choose_unified_profile(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"],
-                                                    max(kv_lens))
-            out = pagedattn.unified_attention(**kw, out=torch.full_like(kw["q"], float("nan")),
-                                              profile=chosen.profile if args.as_device else None)
-            ref = reference.unified_attention(**kw).double()
-            err = ((out.double() - ref).norm() / ref.norm()).item()
-            worst = max(worst, err if not out.isnan().any() else float("inf"))
+            chosen = select_profile(key, target)
+            out = pagedattn.unified_attention(**kw, out=torch.full_like(kw["q"], float("nan")), profile=chosen.profile)
+            err = reference.rel_l2(out, reference.unified_attention(**kw))
+            worst = max(worst, err if not math.isnan(err) else float("inf"))
             print(f"{q_heads}q/{kv_heads}kv {name:8s} rel-L2 {err:.2e}  {chosen.source}: {chosen.profile.short()}",
                   flush=True)
     print(f"worst rel-L2 {worst:.2e} ({'ok' if worst < 1e-2 else 'FAIL'})")
