@@ -15,7 +15,10 @@ time, in the order num_splits, tile_n, block_m, num_warps, num_stages, kv_major 
 first), moves only to a value faster than the current best by more than `--min-gain` (noise must
 not move the search), and repeats whole passes until one moves nothing, since fields interact (on
 the H200 a move from 8 to 4 warps made more KV splits pay; a single pass had already fixed the
-splits). Profiles measured in an earlier pass are not measured again. Candidates that cannot fit
+splits). Where the best profile splits the KV range, each variant of another field is also tried
+with its wave-matched split count (`wave_matched`): the split count is tied to how many programs
+fit per SM, so a tile that halves shared memory is only better with twice the segments, and a
+one-field move would never find that pair. Profiles measured in an earlier pass are not measured again. Candidates that cannot fit
 or compute the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have
 more splits than KV tiles are pruned unrun. A (bucket, profile)
 pair is measured once; `--max-candidates` caps a bucket.
@@ -97,9 +100,28 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
         "tile_n": (16, 32, 64, 128),
         "block_m": tuple(m for m in (16, 32, 64, 128) if m >= heads_block),
         "num_warps": (2, 4, 8),
-        "num_stages": (1, 2, 3, 4),
+        "num_stages": (1, 2, 3, 4, 5, 6),
         "kv_major": (False, True),
     }
+
+
+def wave_matched(cand: LaunchProfile, start: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> LaunchProfile:
+    """`cand` with `start`'s split count scaled by how many more (or fewer) programs fit per SM with
+    `cand`'s shared memory and registers, so that the two are compared at the same number of waves."""
+    ratio = dispatch.program_slots(cand, key, device) / dispatch.program_slots(start, key, device)
+    splits = min(max(round(start.num_splits * ratio), 1), dispatch.MAX_SPLITS[key.kernel])
+    return dataclasses.replace(cand, num_splits=splits)
+
+
+def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: DeviceInfo) -> list[LaunchProfile]:
+    """`start` with each value of one field; when `start` splits the KV range, every variant of a
+    field other than the split count also comes with its wave-matched split count (a smaller tile
+    that fits two programs per SM wants twice the segments: swept alone, each field looks worse)."""
+    plain = [dataclasses.replace(start, **{name: v}) for v in field_values(key)[name]]
+    if name == "num_splits" or start.num_splits == 1:
+        return plain
+    matched = [wave_matched(c, start, key, device) for c in plain]
+    return list(dict.fromkeys(plain + matched))
 
 
 def prune_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> str | None:
@@ -195,7 +217,7 @@ def plan_case(task: Task, device: DeviceInfo) -> tuple[list[LaunchProfile], coll
     default = dispatch.default_profile(key, device)
     candidates, pruned, seen = [default], collections.Counter(), {default}
     for name in SEARCH_ORDER:
-        for cand in (dataclasses.replace(default, **{name: v}) for v in values[name]):
+        for cand in sweep_candidates(default, name, key, device):
             if cand in seen:
                 continue
             seen.add(cand)
@@ -583,7 +605,7 @@ class Tuner:
     def _sweep(self, result: BucketResult, name: str) -> bool:
         """Measure the new values of one field around the current best; True if the best moved."""
         start, batch = result.best.profile, []
-        for cand in (dataclasses.replace(start, **{name: v}) for v in field_values(result.task.key)[name]):
+        for cand in sweep_candidates(start, name, result.task.key, self.device):
             short = cand.short()
             if short in result.measured or short in result.pruned or cand in batch:
                 continue

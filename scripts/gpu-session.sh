@@ -1,23 +1,22 @@
 #!/usr/bin/env bash
 # Device-time plan for a 2-GPU machine (nvidia-h200-x2), one phase per `device` call (each < 10 min):
 #
-#   tune     GPU 0: the GPU tests, then `pagedattn tune --kernel unified`;
-#            GPU 1: the benchmark's ceilings, then `pagedattn tune --kernel sparse`.
+#   tune     both GPUs: tensor-parallel serving (torchrun, 2 ranks, scripts/serve_transformers_tp.py);
+#            then GPU 0: `pagedattn tune --kernel unified`; GPU 1: the GPU tests, the serving-shape
+#            check (scripts/check_serving_shapes.py), then `pagedattn tune --kernel sparse`.
 #            The tuners append to results/tune-<kernel>-h200.jsonl and are interrupted (SIGINT)
 #            before the time box ends; the next phase resumes from those files.
-#   measure  the tuners again on both GPUs (resumed: only unmeasured candidates run), then one cached
-#            pass per kernel writes pagedattn/profiles/tables/NVIDIA_H200.json and its report;
-#            GPU 0: `pagedattn bench` over the unified workloads; GPU 1: over the sparse ones, then
+#   measure  the tuners again on both GPUs (resumed: only unmeasured candidates run), split by case,
+#            then one cached pass per kernel writes pagedattn/profiles/tables/NVIDIA_H200.json and
+#            its report.
+#   bench    GPU 0: `pagedattn bench` over the unified workloads; GPU 1: over the sparse ones, then
 #            the transformers serving benchmark (scripts/serve_transformers.py).
-#   finish   both GPUs: tensor-parallel serving (torchrun, 2 ranks, scripts/serve_transformers_tp.py);
-#            then the sparse tuner on both GPUs (split by case) and its cached pass into the table;
-#            GPU 0: `pagedattn bench` over the sparse workloads; GPU 1: the torch-flex provider.
 #
-# Usage: scripts/gpu-session.sh tune|measure|finish OUTDIR [SECONDS]   (time box, default 540)
+# Usage: scripts/gpu-session.sh tune|measure|bench OUTDIR [SECONDS]   (time box, default 540)
 # Everything goes to OUTDIR/session.tgz (the device tool returns few files) and the tail of each log
 # to stdout. Works from a source checkout with nothing installed (PYTHONPATH).
 set -uo pipefail
-usage="usage: scripts/gpu-session.sh tune|measure|finish OUTDIR [SECONDS]"
+usage="usage: scripts/gpu-session.sh tune|measure|bench OUTDIR [SECONDS]"
 phase=${1:?$usage}
 out=${2:?$usage}
 budget=${3:-540}
@@ -31,7 +30,7 @@ tune() {  # tune KERNEL GPU SECONDS [extra args]: resumable, interrupted after S
   local kernel=$1 gpu=$2 secs=$3
   shift 3
   CUDA_VISIBLE_DEVICES=$gpu timeout -s INT "$secs" python3 -m pagedattn.cli tune --kernel "$kernel" \
-    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates 32 --quiet "$@"
+    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates 48 --quiet "$@"
 }
 {
   date -u +%FT%TZ
@@ -41,68 +40,51 @@ tune() {  # tune KERNEL GPU SECONDS [extra args]: resumable, interrupted after S
 
 case $phase in
 tune)
+  timeout 150 torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py \
+    --layers 4 --requests 128 --max-new-tokens 32 --json "$logs/serve-tp.json" >"$logs/serve-tp.log" 2>&1
+  echo "tp rc $?" >>"$logs/serve-tp.log"
+  tune unified 0 "$(( $(left) - 20 ))" --table-dir "$logs/tables" >"$logs/tune-unified.log" 2>&1 &
   (
-    CUDA_VISIBLE_DEVICES=0 timeout 180 python3 -m pytest -q -p no:cacheprovider -n 8 \
+    CUDA_VISIBLE_DEVICES=1 timeout 200 python3 -m pytest -q -p no:cacheprovider -n 8 \
       tests/test_gpu.py tests/test_api.py tests/test_transformers_integration.py tests/test_bench.py \
       >"$logs/pytest-gpu.log" 2>&1
     echo "gpu tests rc $?" >>"$logs/pytest-gpu.log"
-    tune unified 0 "$(( $(left) - 30 ))" --table-dir "$logs/tables" --report "$logs/profiles-unified.md" \
-      >"$logs/tune-unified.log" 2>&1
-    echo "tune rc $?" >>"$logs/tune-unified.log"
-  ) &
-  (
-    CUDA_VISIBLE_DEVICES=1 python3 -c "from pagedattn import bench; import json
-c = bench.measure_ceilings('cuda', 1 << 30, 8192); print(json.dumps(c, indent=1))" >"$logs/ceilings.json" 2>&1
-    tune sparse 1 "$(( $(left) - 30 ))" --table-dir "$logs/tables-sparse" --report "$logs/profiles-sparse.md" \
-      >"$logs/tune-sparse.log" 2>&1
+    CUDA_VISIBLE_DEVICES=1 timeout 90 python3 scripts/check_serving_shapes.py >"$logs/serving-shapes.log" 2>&1
+    echo "serving shapes rc $?" >>"$logs/serving-shapes.log"
+    tune sparse 1 "$(( $(left) - 20 ))" --table-dir "$logs/tables-sparse" >"$logs/tune-sparse.log" 2>&1
     echo "tune rc $?" >>"$logs/tune-sparse.log"
   ) &
   wait
   ;;
 measure)
-  tune unified 0 200 --workload mtp-verify >"$logs/tune-unified.log" 2>&1 &
   (
-    tune unified 1 100 --workload gqa-decode gqa-verify long-request mixed-batch dense-prefill
-    tune sparse 1 "$(( 200 - ($(date +%s) - start) ))"
-  ) >"$logs/tune-sparse.log" 2>&1 &
+    tune unified 0 "$(( $(left) - 100 ))" --workload mtp-verify --match 16q/1kv
+    tune unified 0 "$(( $(left) - 100 ))" --workload gqa-decode gqa-verify long-request
+  ) >"$logs/tune-unified.log" 2>&1 &
+  (
+    tune unified 1 "$(( $(left) - 100 ))" --workload mtp-verify --match 32q/2kv
+    tune unified 1 "$(( $(left) - 100 ))" --workload mixed-batch dense-prefill
+    tune sparse 1 "$(( $(left) - 100 ))"
+  ) >"$logs/tune-unified-b.log" 2>&1 &
   wait
   # cached passes: every candidate is in the results files, so these only write the table and report
   for kernel in unified sparse; do
-    tune "$kernel" 0 90 --report "$logs/profiles-$kernel.md" >>"$logs/tune-$kernel.log" 2>&1
-    echo "tune $kernel rc $?" >>"$logs/tune-$kernel.log"
+    tune "$kernel" 0 45 --report "$logs/profiles-$kernel.md" >"$logs/tune-$kernel-table.log" 2>&1
+    echo "tune $kernel rc $?" >>"$logs/tune-$kernel-table.log"
   done
   cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
+  ;;
+bench)
   CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload mtp-verify \
     gqa-decode gqa-verify long-request mixed-batch dense-prefill --providers pagedattn pagedattn-default torch-sdpa \
     --json "$logs/bench-unified.json" >"$logs/bench-unified.log" 2>&1 &
-  unified=$!
   (
-    CUDA_VISIBLE_DEVICES=1 python3 -m pagedattn.cli bench --workload sparse-prefill sparse-decode \
-      --providers pagedattn pagedattn-default torch-sdpa --json "$logs/bench-sparse.json" >"$logs/bench-sparse.log" 2>&1
+    CUDA_VISIBLE_DEVICES=1 timeout "$(( $(left) - 100 ))" python3 -m pagedattn.cli bench --workload sparse-prefill \
+      sparse-decode --providers pagedattn pagedattn-default torch-sdpa --json "$logs/bench-sparse.json" \
+      >"$logs/bench-sparse.log" 2>&1
     CUDA_VISIBLE_DEVICES=1 timeout "$(( $(left) - 5 ))" python3 scripts/serve_transformers.py --layers 4 \
       --requests 128 --max-new-tokens 32 --json "$logs/serve.json" >"$logs/serve.log" 2>&1
   ) &
-  side=$!
-  (sleep "$(( $(left) - 5 ))"; pkill -INT -f "pagedattn.cli bench") &
-  watchdog=$!
-  wait "$unified" "$side"
-  kill "$watchdog" 2>/dev/null
-  ;;
-finish)
-  timeout 130 torchrun --nproc-per-node 2 scripts/serve_transformers_tp.py \
-    --layers 4 --requests 128 --max-new-tokens 32 --json "$logs/serve-tp.json" >"$logs/serve-tp.log" 2>&1
-  echo "tp rc $?" >>"$logs/serve-tp.log"
-  tune sparse 0 150 --match "rows=8192" >"$logs/tune-sparse.log" 2>&1 &
-  (tune sparse 1 70 --match "rows=520"; tune sparse 1 75 --workload sparse-decode) >"$logs/tune-sparse-b.log" 2>&1 &
-  wait
-  tune sparse 0 60 --report "$logs/profiles-sparse.md" >>"$logs/tune-sparse.log" 2>&1
-  echo "tune sparse rc $?" >>"$logs/tune-sparse.log"
-  cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
-  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload sparse-prefill \
-    sparse-decode --providers pagedattn pagedattn-default torch-sdpa --json "$logs/bench-sparse.json" \
-    >"$logs/bench-sparse.log" 2>&1 &
-  CUDA_VISIBLE_DEVICES=1 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload gqa-decode \
-    mtp-verify long-request --providers torch-flex --json "$logs/bench-flex.json" >"$logs/bench-flex.log" 2>&1 &
   wait
   ;;
 *)

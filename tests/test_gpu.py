@@ -33,6 +33,23 @@ def test_named_workload_matches_reference(case):
     assert_close_to_reference(out, getattr(reference, f"{case.shape.kernel}_attention")(**kwargs))
 
 
+_DEEP_PIPELINE = [  # num_stages 5: the K/V copies of two tiles stay in flight (docs/perf-notes.md v4)
+    ("mtp-verify", "kv=8192 16q/1kv d256 fp8", LaunchProfile(64, 64, 6, 4, 5)),
+    ("mtp-verify", "kv=8192 32q/2kv d256 bf16", LaunchProfile(64, 64, 3, 4, 5)),
+    ("gqa-decode", "kv=4096", LaunchProfile(16, 32, 1, 4, 5)),
+    ("sparse-prefill", "rows=520 24q/2kv d256 bf16", LaunchProfile(16, 32, 1, 2, 5)),
+]
+
+
+@pytest.mark.parametrize("workload,label,profile", _DEEP_PIPELINE, ids=[f"{w}-{p.short()}" for w, _, p in _DEEP_PIPELINE])
+def test_deep_pipeline_profiles_match_reference(workload, label, profile):
+    (case,) = [c for c in WORKLOADS[workload].cases if label in c.label]
+    kwargs = case.build("cuda", seed=12).kwargs
+    fn = pagedattn.unified_attention if case.shape.kernel == "unified" else pagedattn.sparse_attention
+    out = fn(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, getattr(reference, f"{case.shape.kernel}_attention")(**kwargs))
+
+
 def test_unified_cuda_graph_replay_with_new_lengths_and_tables():
     """Capture once at fixed shapes; replay after writing new seq_lens and block tables in place."""
     gen = torch.Generator(device="cuda").manual_seed(5)

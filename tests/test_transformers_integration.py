@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -220,6 +221,9 @@ def test_a_float32_model_is_refused_with_a_hint():
         integration.paged_attention_forward(attention, query, key, value, None, cache=object())
 
 
+@pytest.mark.skipif(tuple(int(x) for x in np.__version__.split(".")[:2]) >= (2, 4),
+                    reason="Triton 3.6's interpreter fails with numpy >= 2.4 (the GPU machine has 2.5); "
+                           "scripts/serve_transformers_tp.py on two GPUs covers tensor parallelism there")
 def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
     """scripts/serve_transformers_tp.py on 2 CPU ranks (gloo): transformers' TP plan splits the
     4q/2kv model into 2q/1kv per rank, the kernel sees exactly that, and the greedy tokens match

@@ -80,6 +80,33 @@ def test_search_space_follows_the_group_and_pruning_names_its_reason():
     assert blocked.startswith("blocklisted")
 
 
+@pytest.mark.parametrize("label,profile,fits", [
+    # sm90 compiles of these (scripts/compile_report.py): 225 KB, 161 KB, 132 KB fit the H200's 227 KB; 288 KB does not
+    ("kv=32768 16q/1kv d256 bf16", LaunchProfile(64, 64, 6, 4, 5), True),
+    ("kv=32768 16q/1kv d256 bf16", LaunchProfile(64, 64, 6, 4, 3), True),
+    ("kv=32768 16q/1kv d256 fp8", LaunchProfile(64, 64, 6, 4, 5), True),
+    ("kv=32768 16q/1kv d256 fp8", LaunchProfile(64, 128, 6, 4, 3), False),
+])
+def test_shared_memory_estimate_keeps_the_deep_pipelines_that_fit(label, profile, fits):
+    (case,) = [c for c in workloads.WORKLOADS["mtp-verify"].cases if label in c.label]
+    reason = tune.prune_reason(profile, tune.case_shape_key(case), KNOWN_DEVICES["NVIDIA_H200"])
+    assert (reason is None) == fits, reason
+    assert 6 in tune.field_values(tune.case_shape_key(case))["num_stages"]
+
+
+def test_sweeps_of_a_split_profile_also_try_the_wave_matched_split_count():
+    (case,) = [c for c in workloads.WORKLOADS["mtp-verify"].cases if "kv=32768 16q/1kv d256 bf16" in c.label]
+    key, h200 = tune.case_shape_key(case), KNOWN_DEVICES["NVIDIA_H200"]
+    one_per_sm = LaunchProfile(64, 64, 6, 4, 3)  # ~160 KB of shared memory: one program per SM
+    tiles = [p.short() for p in tune.sweep_candidates(one_per_sm, "tile_n", key, h200)]
+    assert "m64/n32/s6/w4/st3/rowmajor" in tiles and "m64/n32/s12/w4/st3/rowmajor" in tiles  # half the tile fits two
+    assert tune.wave_matched(LaunchProfile(64, 64, 6, 4, 5), one_per_sm, key, h200).num_splits == 6
+    unsplit = LaunchProfile(64, 64, 1, 4, 3)
+    assert {p.num_splits for p in tune.sweep_candidates(unsplit, "tile_n", key, h200)} == {1}
+    assert [p.num_splits for p in tune.sweep_candidates(one_per_sm, "num_splits", key, h200)] == list(
+        tune.field_values(key)["num_splits"])
+
+
 def test_tiny_run_writes_a_table_the_dispatcher_finds_and_a_rerun_resumes(tmp_path, monkeypatch):
     argv = ["--kernel", "unified", "--workload", "gqa-decode", "--tiny", "--max-candidates", "3", "--jobs", "0"]
     summary = tune.run_tuning(tune_args(tmp_path, *argv))
