@@ -15,10 +15,12 @@ time, in the order num_splits, tile_n, block_m, num_warps, num_stages, kv_major 
 first), moves only to a value faster than the current best by more than `--min-gain` (noise must
 not move the search), and repeats whole passes until one moves nothing, since fields interact (on
 the H200 a move from 8 to 4 warps made more KV splits pay; a single pass had already fixed the
-splits). Where the best profile splits the KV range, each variant of another field is also tried
-with its wave-matched split count (`wave_matched`): the split count is tied to how many programs
-fit per SM, so a tile that halves shared memory is only better with twice the segments, and a
-one-field move would never find that pair. Profiles measured in an earlier pass are not measured again. Candidates that cannot fit
+splits). Fields tied to one resource also move in pairs (`sweep_candidates`): each tile size is
+also tried with the stage count that keeps the K/V bytes in flight (`pipeline_matched`), and where
+the best profile splits the KV range, each variant of another field with the split count that keeps
+the number of waves (`wave_matched`: a tile that halves shared memory fits twice the programs per
+SM, so it only pays with twice the segments). A one-field move never finds such a pair. Profiles
+measured in an earlier pass are not measured again. Candidates that cannot fit
 or compute the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have
 more splits than KV tiles are pruned unrun. A (bucket, profile)
 pair is measured once; `--max-candidates` caps a bucket.
@@ -113,15 +115,25 @@ def wave_matched(cand: LaunchProfile, start: LaunchProfile, key: ShapeKey, devic
     return dataclasses.replace(cand, num_splits=splits)
 
 
+def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile:
+    """`cand` (another tile size) with the stage count that keeps `start`'s K/V bytes in flight,
+    tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more."""
+    buffers = round(dispatch.kv_buffers(start.num_stages) * start.tile_n / cand.tile_n)
+    return dataclasses.replace(cand, num_stages=min(max(buffers, 1), 3) + 1)
+
+
 def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: DeviceInfo) -> list[LaunchProfile]:
-    """`start` with each value of one field; when `start` splits the KV range, every variant of a
-    field other than the split count also comes with its wave-matched split count (a smaller tile
-    that fits two programs per SM wants twice the segments: swept alone, each field looks worse)."""
-    plain = [dataclasses.replace(start, **{name: v}) for v in field_values(key)[name]]
-    if name == "num_splits" or start.num_splits == 1:
-        return plain
-    matched = [wave_matched(c, start, key, device) for c in plain]
-    return list(dict.fromkeys(plain + matched))
+    """`start` with each value of one field. Fields that share a resource move together too: each
+    tile size also comes with its pipeline-matched stage count (`pipeline_matched`), and when
+    `start` splits the KV range every variant of a field other than the split count also comes
+    with its wave-matched split count (`wave_matched`: a smaller tile that fits two programs per
+    SM wants twice the segments). Swept alone, each field of such a pair looks worse."""
+    variants = [dataclasses.replace(start, **{name: v}) for v in field_values(key)[name]]
+    if name == "tile_n":
+        variants += [pipeline_matched(c, start) for c in variants]
+    if name != "num_splits" and start.num_splits > 1:
+        variants += [wave_matched(c, start, key, device) for c in variants]
+    return list(dict.fromkeys(variants))
 
 
 def prune_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> str | None:

@@ -103,8 +103,23 @@ def test_sweeps_of_a_split_profile_also_try_the_wave_matched_split_count():
     assert tune.wave_matched(LaunchProfile(64, 64, 6, 4, 5), one_per_sm, key, h200).num_splits == 6
     unsplit = LaunchProfile(64, 64, 1, 4, 3)
     assert {p.num_splits for p in tune.sweep_candidates(unsplit, "tile_n", key, h200)} == {1}
+    assert {p.num_stages for p in tune.sweep_candidates(unsplit, "num_warps", key, h200)} == {3}
     assert [p.num_splits for p in tune.sweep_candidates(one_per_sm, "num_splits", key, h200)] == list(
         tune.field_values(key)["num_splits"])
+
+
+@pytest.mark.parametrize("tile,stages,other_tile,matched_stages", [
+    (32, 3, 128, 2),  # two 32-token buffers in flight -> one 128-token buffer
+    (32, 3, 64, 2),
+    (32, 3, 16, 4),  # four 16-token buffers, capped at the three Triton allocates
+    (64, 2, 32, 3),
+])
+def test_tile_sweeps_also_try_the_pipeline_matched_stage_count(tile, stages, other_tile, matched_stages):
+    key = tune.case_shape_key(workloads.WORKLOADS["gqa-decode"].cases[0])
+    start = LaunchProfile(16, tile, 1, 4, stages)
+    assert tune.pipeline_matched(LaunchProfile(16, other_tile, 1, 4, stages), start).num_stages == matched_stages
+    assert LaunchProfile(16, other_tile, 1, 4, matched_stages) in tune.sweep_candidates(
+        start, "tile_n", key, KNOWN_DEVICES["NVIDIA_H200"])
 
 
 def test_tiny_run_writes_a_table_the_dispatcher_finds_and_a_rerun_resumes(tmp_path, monkeypatch):
