@@ -20,7 +20,10 @@ also tried with the stage count that keeps the K/V bytes in flight (`pipeline_ma
 the best profile splits the KV range, each variant of another field with the split count that keeps
 the number of waves (`wave_matched`: a tile that halves shared memory fits twice the programs per
 SM, so it only pays with twice the segments). A one-field move never finds such a pair. Profiles
-measured in an earlier pass are not measured again. Candidates that cannot fit
+measured in an earlier pass are not measured again, and a rerun starts each bucket at the fastest
+eligible profile its results file already holds, when that beats the default: a later search with
+more candidates can take a different path and settle in a worse local optimum, and resuming at the
+best found keeps the table from getting slower. Candidates that cannot fit
 or compute the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have
 more splits than KV tiles are pruned unrun. A (bucket, profile)
 pair is measured once; `--max-candidates` caps a bucket.
@@ -527,6 +530,14 @@ class ResultStore:
         self.reused += 1
         return Measurement.from_reply(profile, rec, "time")
 
+    def fastest(self, task: Task) -> Measurement | None:
+        """The fastest eligible profile recorded for the task's bucket, from any earlier run."""
+        records = [r for (bucket, _), r in self.records.items() if bucket == task.bucket_id and r["status"] == "ok"]
+        if not records:
+            return None
+        best = min(records, key=lambda r: r["ms"])
+        return Measurement.from_reply(LaunchProfile.from_dict(best["profile"]), best, "time")
+
     def add(self, task: Task, m: Measurement) -> None:
         rec = {"device": self.device_name, "triton": triton.__version__, "kernel": task.key.kernel,
                "kernel_hash": tables.kernel_hash(task.key.kernel), "key": task.key.bucket(), "case": task.label,
@@ -604,6 +615,9 @@ class Tuner:
             if not result.default.eligible:
                 raise BucketError(f"default profile {result.default_profile.short()} is {result.default.status}: "
                                   f"{result.default.error}")
+            earlier = self.store.fastest(task)
+            if earlier is not None and earlier.ms < result.best.ms:  # resume at the best found so far
+                result.best = self._measure(result, [earlier.profile])[0]
             moved = True
             while moved:  # ends at a pass that moves nothing; at the candidate cap no pass can move
                 moved = any([self._sweep(result, name) for name in SEARCH_ORDER])  # a list: sweep every field

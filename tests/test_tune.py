@@ -153,6 +153,20 @@ def test_tiny_run_writes_a_table_the_dispatcher_finds_and_a_rerun_resumes(tmp_pa
     assert read_table(tmp_path)["entries"] == table["entries"]
 
 
+def test_a_rerun_resumes_each_bucket_at_the_fastest_profile_on_record(tmp_path, monkeypatch):
+    argv = ["--kernel", "unified", "--workload", "gqa-decode", "--tiny", "--jobs", "0"]
+    tune.run_tuning(tune_args(tmp_path, *argv, "--max-candidates", "3"))
+    recorded = read_results(tmp_path)
+    target = recorded[2]  # the first bucket's third candidate: a search capped at two never measures it
+    assert len({json.dumps(r["key"]) for r in recorded[:3]}) == 1
+    target["ms"] = 1e-6  # an earlier run found this profile fastest
+    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recorded))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("the rerun started a worker"))
+    tune.run_tuning(tune_args(tmp_path, *argv, "--max-candidates", "2"))
+    entries = {json.dumps(e["key"], sort_keys=True): e for e in read_table(tmp_path)["entries"]}
+    assert entries[json.dumps(target["key"], sort_keys=True)]["profile"] == target["profile"]
+
+
 def _sparse_task(args):
     [task] = tune.plan_tasks(args)
     candidates, _, _, _ = tune.plan_case(task, DeviceInfo.current())
