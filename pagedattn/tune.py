@@ -43,6 +43,9 @@ Fault injection (tests; checking the isolation on a GPU): PAGEDATTN_TUNE_FAULT="
 hang:<profile>" (<profile> as `LaunchProfile.short()`) makes a worker about to run that profile
 call os.abort() or sleep forever.
 
+An interrupted run (SIGINT: Ctrl-C or `timeout -s INT`) writes the table and report for the buckets it
+finished and exits with status 130; the unfinished bucket resumes from the results file next time.
+
 Files. Results (`--results`, JSON lines appended as measured; a rerun reuses records of the same
 device, Triton version and kernel hash): {"device", "triton", "kernel", "kernel_hash", "key":
 ShapeKey.bucket(), "case", "profile", "status": ok|wrong|error|faulted|timeout, "ms", "rel_l2",
@@ -810,6 +813,7 @@ class TuneSummary:
     report: Path
     measured: int  # candidates run in this invocation
     reused: int  # candidates taken from the results file
+    interrupted: bool = False  # SIGINT / Ctrl-C before every bucket was tuned
 
 
 def run_tuning(args: argparse.Namespace) -> TuneSummary:
@@ -822,16 +826,23 @@ def run_tuning(args: argparse.Namespace) -> TuneSummary:
     store = ResultStore(args.results or Path(f"tune-results-{device.name}.jsonl"), device.name)
     progress = Progress(len(tasks), not args.quiet)
     tuner = Tuner(args, device, store, progress)
+    results: list[BucketResult] = []
+    interrupted = False
     try:
-        results = [tuner.tune(task) for task in tasks]
+        for task in tasks:
+            results.append(tuner.tune(task))
+    except KeyboardInterrupt:  # a time box ran out: keep what finished, the results file resumes the rest
+        interrupted = True
     finally:
         tuner.close()
         progress.finish()
+    if not results:
+        raise KeyboardInterrupt
     table = write_table(results, device, args)
     report = args.report or Path("docs") / f"profiles-{device.name}.md"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(render_report(results, device, args))
-    return TuneSummary(results, table, report, store.added, store.reused)
+    return TuneSummary(results, table, report, store.added, store.reused, interrupted)
 
 
 def print_plan(args: argparse.Namespace) -> None:
@@ -902,6 +913,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"pagedattn tune: error: {exc}", file=sys.stderr)
         return 2
     results, device = summary.results, DeviceInfo.current()
+    if summary.interrupted:
+        print("interrupted: the table and report hold the buckets finished before the interrupt")
     print(f"tuned {sum(not r.error for r in results)} of {len(results)} buckets: {summary.measured} candidates measured, "
           f"{summary.reused} reused from the results file, {sum(len(r.pruned) for r in results)} pruned, "
           f"{sum(r.count('faulted') for r in results)} faulted, {sum(r.count('timeout') for r in results)} timed out")
@@ -912,4 +925,6 @@ def run(args: argparse.Namespace) -> int:
     if faults:
         print("suggested blocklist rows (BLOCKLIST in pagedattn/profiles/rules.py):\n  " + "\n  ".join(faults))
     print(f"table:  {summary.table}\nreport: {summary.report}")
+    if summary.interrupted:
+        return 130
     return 0 if any(not r.error for r in results) else 1

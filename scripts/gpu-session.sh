@@ -5,7 +5,8 @@
 #            then GPU 0: `pagedattn tune --kernel unified`; GPU 1: the GPU tests, the serving-shape
 #            check (scripts/check_serving_shapes.py), then `pagedattn tune --kernel sparse`.
 #            The tuners append to results/tune-<kernel>-h200.jsonl and are interrupted (SIGINT)
-#            before the time box ends; the next phase resumes from those files.
+#            before the time box ends (an interrupted tuner writes the buckets it finished); the next
+#            phase resumes from those files.
 #   measure  the tuners again on both GPUs (resumed: only unmeasured candidates run), split by case,
 #            then one cached pass per kernel writes pagedattn/profiles/tables/NVIDIA_H200.json and
 #            its report.
@@ -67,7 +68,8 @@ measure)
     tune sparse 1 "$(( $(left) - 100 ))"
   ) >"$logs/tune-unified-b.log" 2>&1 &
   wait
-  # cached passes: every candidate is in the results files, so these only write the table and report
+  # one pass per kernel over all buckets writes the table and report; where the tuners above did not
+  # finish, it measures on until its time box and writes the buckets it finished
   for kernel in unified sparse; do
     tune "$kernel" 0 45 --report "$logs/profiles-$kernel.md" >"$logs/tune-$kernel-table.log" 2>&1
     echo "tune $kernel rc $?" >>"$logs/tune-$kernel-table.log"

@@ -167,6 +167,25 @@ def test_a_rerun_resumes_each_bucket_at_the_fastest_profile_on_record(tmp_path, 
     assert entries[json.dumps(target["key"], sort_keys=True)]["profile"] == target["profile"]
 
 
+def test_an_interrupted_run_writes_the_buckets_it_finished(tmp_path, monkeypatch, capsys):
+    argv = ["--kernel", "unified", "--workload", "gqa-decode", "--tiny", "--jobs", "0", "--max-candidates", "1"]
+    tune_bucket = tune.Tuner.tune
+    calls = []
+
+    def interrupted_on_the_second_bucket(self, task):
+        calls.append(task.label)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return tune_bucket(self, task)
+
+    monkeypatch.setattr(tune.Tuner, "tune", interrupted_on_the_second_bucket)
+    assert tune.run(tune_args(tmp_path, *argv)) == 130
+    assert "interrupted" in capsys.readouterr().out
+    entries = read_table(tmp_path)["entries"]
+    assert [e["case"] for e in entries] == calls[:1]
+    assert len(read_results(tmp_path)) == 1
+
+
 def _sparse_task(args):
     [task] = tune.plan_tasks(args)
     candidates, _, _, _ = tune.plan_case(task, DeviceInfo.current())
