@@ -20,10 +20,12 @@ also tried with the stage count that keeps the K/V bytes in flight (`pipeline_ma
 the best profile splits the KV range, each variant of another field with the split count that keeps
 the number of waves (`wave_matched`: a tile that halves shared memory fits twice the programs per
 SM, so it only pays with twice the segments). A one-field move never finds such a pair. Profiles
-measured in an earlier pass are not measured again, and a rerun starts each bucket at the fastest
-eligible profile its results file already holds, when that beats the default: a later search with
-more candidates can take a different path and settle in a worse local optimum, and resuming at the
-best found keeps the table from getting slower. Candidates that cannot fit
+measured in an earlier pass are not measured again. Each bucket's search starts at the fastest of
+the default, the best eligible profile its results file already holds (a later search with more
+candidates can take another path and settle in a worse local optimum; resuming at the best found
+keeps the table from getting slower) and the profile the table file holds for the bucket, even
+one tuned for older kernel sources (`tables.previous_profile`: after a kernel change the old
+optimum is the best first guess, so a re-tune with a small `--max-candidates` stays close to it). Candidates that cannot fit
 or compute the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have
 more splits than KV tiles are pruned unrun. A (bucket, profile)
 pair is measured once; `--max-candidates` caps a bucket.
@@ -618,9 +620,7 @@ class Tuner:
             if not result.default.eligible:
                 raise BucketError(f"default profile {result.default_profile.short()} is {result.default.status}: "
                                   f"{result.default.error}")
-            earlier = self.store.fastest(task)
-            if earlier is not None and earlier.ms < result.best.ms:  # resume at the best found so far
-                result.best = self._measure(result, [earlier.profile])[0]
+            self._start_at_the_best_known(result)
             moved = True
             while moved:  # ends at a pass that moves nothing; at the candidate cap no pass can move
                 moved = any([self._sweep(result, name) for name in SEARCH_ORDER])  # a list: sweep every field
@@ -630,6 +630,19 @@ class Tuner:
         summary = result.error or f"{result.best.profile.short()} {result.speedup:.2f}x over the default"
         self.progress.bucket_done(self.done, f"{task.key.kernel} {task.label}", summary)
         return result
+
+    def _start_at_the_best_known(self, result: BucketResult) -> None:
+        """Move the start from the default to the fastest of: the best profile on record for this
+        bucket (a resumed search) and the profile the table file holds for it (after a kernel
+        change its records are gone, but the old optimum is the best first guess)."""
+        task, earlier = result.task, self.store.fastest(result.task)
+        known = [earlier.profile] if earlier is not None else []
+        previous = tables.previous_profile(task.key, self.device.name, self.args.table_dir)
+        if previous is not None and prune_reason(previous, task.key, self.device) is None:
+            known.append(previous)
+        for m in self._measure(result, [p for p in dict.fromkeys(known) if p != result.default_profile]):
+            if m.eligible and m.ms < result.best.ms * (1 - self.args.min_gain):  # the rule of every move
+                result.best = m
 
     def _sweep(self, result: BucketResult, name: str) -> bool:
         """Measure the new values of one field around the current best; True if the best moved."""

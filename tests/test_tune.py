@@ -6,6 +6,7 @@ The runs use tiny workload cases under the interpreter (a GPU machine runs them 
 starts worker processes, so they are kept to one or two buckets and a few candidates.
 """
 
+import dataclasses
 import json
 import subprocess
 
@@ -165,6 +166,24 @@ def test_a_rerun_resumes_each_bucket_at_the_fastest_profile_on_record(tmp_path, 
     tune.run_tuning(tune_args(tmp_path, *argv, "--max-candidates", "2"))
     entries = {json.dumps(e["key"], sort_keys=True): e for e in read_table(tmp_path)["entries"]}
     assert entries[json.dumps(target["key"], sort_keys=True)]["profile"] == target["profile"]
+
+
+def test_a_table_tuned_for_older_kernel_sources_gives_the_search_its_start(tmp_path):
+    case = workloads.WORKLOADS["gqa-decode"].tiny[0]
+    key, device = tune.case_shape_key(case), DeviceInfo.current()
+    default = tune.dispatch.default_profile(key, device)
+    previous = dataclasses.replace(default, num_warps=2 if default.num_warps != 2 else 4, tile_n=16)
+    path = tables.table_path(device.name, tmp_path / "tables")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"meta": {"triton": "3.6.0", "kernel_hash": {"unified": "older-source"}},
+                                "entries": [{"key": key.bucket(), "profile": previous.to_dict()}]}))
+    with pytest.warns(UserWarning, match="kernel source changed"):
+        assert tables.lookup(key, device.name, tmp_path / "tables") is None  # stale: never dispatched
+    assert tables.previous_profile(key, device.name, tmp_path / "tables") == previous
+    tune.run_tuning(tune_args(tmp_path, "--kernel", "unified", "--workload", "gqa-decode", "--tiny", "--match",
+                              case.label, "--jobs", "0", "--max-candidates", "2"))
+    measured = [LaunchProfile.from_dict(r["profile"]) for r in read_results(tmp_path)]
+    assert measured == [default, previous]  # the capped search measured the old optimum right after the default
 
 
 def test_an_interrupted_run_writes_the_buckets_it_finished(tmp_path, monkeypatch, capsys):

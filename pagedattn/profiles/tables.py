@@ -91,5 +91,19 @@ def lookup(key: ShapeKey, device_name: str, directory: Path | None = None) -> tu
     return LaunchProfile.from_dict(best["profile"]), best
 
 
+def previous_profile(key: ShapeKey, device_name: str, directory: Path | None = None) -> LaunchProfile | None:
+    """The profile the table file holds for exactly this bucket, whatever Triton version or kernel
+    source it was tuned for: a starting point for the tuner after a kernel change, never used to
+    dispatch (that is `lookup`'s job, which ignores stale entries)."""
+    path = table_path(device_name, directory)
+    if not path.exists():
+        return None
+    want = key.bucket()
+    for entry in json.loads(path.read_text()).get("entries", []):
+        if entry["key"] == want:
+            return LaunchProfile.from_dict(entry["profile"])
+    return None
+
+
 def clear_cache() -> None:
     _load.cache_clear()
