@@ -14,6 +14,8 @@
 #            the transformers serving benchmark (scripts/serve_transformers.py).
 #
 # Usage: scripts/gpu-session.sh tune|measure|bench OUTDIR [SECONDS]   (time box, default 540)
+#        CANDIDATES=12 scripts/gpu-session.sh ...   caps the tuners' candidates per bucket (default 48):
+#        a quick re-tune after a kernel change, each bucket starting at the previous table's profile.
 # Everything goes to OUTDIR/session.tgz (the device tool returns few files) and the tail of each log
 # to stdout. Works from a source checkout with nothing installed (PYTHONPATH).
 set -uo pipefail
@@ -31,7 +33,7 @@ tune() {  # tune KERNEL GPU SECONDS [extra args]: resumable, interrupted after S
   local kernel=$1 gpu=$2 secs=$3
   shift 3
   CUDA_VISIBLE_DEVICES=$gpu timeout -s INT "$secs" python3 -m pagedattn.cli tune --kernel "$kernel" \
-    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates 48 --quiet "$@"
+    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates "${CANDIDATES:-48}" --quiet "$@"
 }
 {
   date -u +%FT%TZ
