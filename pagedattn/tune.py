@@ -25,9 +25,9 @@ the default, the best eligible profile its results file already holds (a later s
 candidates can take another path and settle in a worse local optimum; resuming at the best found
 keeps the table from getting slower) and the profile the table file holds for the bucket, even
 one tuned for older kernel sources (`tables.previous_profile`: after a kernel change the old
-optimum is the best first guess, so a re-tune with a small `--max-candidates` stays close to it). Candidates that cannot fit
-or compute the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have
-more splits than KV tiles are pruned unrun. A (bucket, profile)
+optimum is the best first guess, so a re-tune with a small `--max-candidates` stays close to it).
+Candidates that cannot fit or compute the shape (`select.unfit_reason`), are blocklisted
+(`rules.blocked_reason`) or have more splits than KV tiles are pruned unrun. A (bucket, profile)
 pair is measured once; `--max-candidates` caps a bucket.
 
 Isolation: the tuner process launches no kernel. Workers (`worker_main`, started with the same
