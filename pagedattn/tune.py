@@ -641,8 +641,12 @@ class Tuner:
         if previous is not None and prune_reason(previous, task.key, self.device) is None:
             known.append(previous)
         for m in self._measure(result, [p for p in dict.fromkeys(known) if p != result.default_profile]):
-            if m.eligible and m.ms < result.best.ms * (1 - self.args.min_gain):  # the rule of every move
-                result.best = m
+            self._move_if_faster(result, m)
+
+    def _move_if_faster(self, result: BucketResult, m: Measurement) -> None:
+        """The rule of every move: an eligible profile faster than the best by more than --min-gain."""
+        if m.eligible and m.ms < result.best.ms * (1 - self.args.min_gain):
+            result.best = m
 
     def _sweep(self, result: BucketResult, name: str) -> bool:
         """Measure the new values of one field around the current best; True if the best moved."""
@@ -657,8 +661,7 @@ class Tuner:
             else:
                 batch.append(cand)
         for m in self._measure(result, batch[: max(0, self.args.max_candidates - len(result.measured))]):
-            if m.eligible and m.ms < result.best.ms * (1 - self.args.min_gain):
-                result.best = m
+            self._move_if_faster(result, m)
         return getattr(result.best.profile, name) != getattr(start, name)
 
     def _measure(self, result: BucketResult, profiles: list[LaunchProfile]) -> list[Measurement]:

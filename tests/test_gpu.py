@@ -25,12 +25,16 @@ _REAL_CASES = [
 ]
 
 
+def _check_against_reference(case, seed: int, profile: LaunchProfile | None = None) -> None:
+    kwargs = case.build("cuda", seed=seed).kwargs
+    fn = pagedattn.unified_attention if case.shape.kernel == "unified" else pagedattn.sparse_attention
+    out = fn(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, getattr(reference, f"{case.shape.kernel}_attention")(**kwargs))
+
+
 @pytest.mark.parametrize("case", _REAL_CASES, ids=[c.label for c in _REAL_CASES])
 def test_named_workload_matches_reference(case):
-    kwargs = case.build("cuda", seed=11).kwargs
-    fn = pagedattn.unified_attention if case.shape.kernel == "unified" else pagedattn.sparse_attention
-    out = fn(**kwargs, out=nan_like(kwargs["q"]))
-    assert_close_to_reference(out, getattr(reference, f"{case.shape.kernel}_attention")(**kwargs))
+    _check_against_reference(case, seed=11)
 
 
 _DEEP_PIPELINE = [  # num_stages 5: the K/V copies of two tiles stay in flight (docs/perf-notes.md v4)
@@ -44,10 +48,7 @@ _DEEP_PIPELINE = [  # num_stages 5: the K/V copies of two tiles stay in flight (
 @pytest.mark.parametrize("workload,label,profile", _DEEP_PIPELINE, ids=[f"{w}-{p.short()}" for w, _, p in _DEEP_PIPELINE])
 def test_deep_pipeline_profiles_match_reference(workload, label, profile):
     (case,) = [c for c in WORKLOADS[workload].cases if label in c.label]
-    kwargs = case.build("cuda", seed=12).kwargs
-    fn = pagedattn.unified_attention if case.shape.kernel == "unified" else pagedattn.sparse_attention
-    out = fn(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
-    assert_close_to_reference(out, getattr(reference, f"{case.shape.kernel}_attention")(**kwargs))
+    _check_against_reference(case, seed=12, profile=profile)
 
 
 def test_unified_cuda_graph_replay_with_new_lengths_and_tables():
