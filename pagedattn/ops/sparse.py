@@ -115,14 +115,14 @@ def sparse_attention_kernel(
     else:
         acc = tl.zeros([BLOCK_M, HEAD_PAD], tl.float32)
 
-    k_head = kv_head.to(tl.int64) * stride_k_head
-    v_head = kv_head.to(tl.int64) * stride_v_head
+    k_head = kv_head * stride_k_head
+    v_head = kv_head * stride_v_head
     for start in range(lo, hi, TILE_N):
         j = start + offs_n
         token = tl.load(tokens_ptr + row * topk + j, mask=j < hi, other=-1)  # [TILE_N]
         key_ok = token >= 0
-        phys = (token // PAGE).to(tl.int64)
-        slot = (token % PAGE).to(tl.int64)
+        phys = (token.to(tl.uint32) // PAGE).to(tl.int32)
+        slot = (token.to(tl.uint32) % PAGE).to(tl.int32)
         k = load_tokens(k_ptr, phys, slot, key_ok, stride_k_block, stride_k_slot, k_head, offs_d, HEAD, HEAD_PAD)
         v = load_tokens(v_ptr, phys, slot, key_ok, stride_v_block, stride_v_slot, v_head, offs_d, HEAD, HEAD_PAD)
         if KV_MAJOR:

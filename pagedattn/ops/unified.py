@@ -168,8 +168,8 @@ def unified_attention_kernel(
         acc = tl.zeros([BLOCK_M, HEAD_PAD], tl.float32)
 
     table_row = table_ptr + seq.to(tl.int64) * stride_table
-    k_head = kv_head.to(tl.int64) * stride_k_head
-    v_head = kv_head.to(tl.int64) * stride_v_head
+    k_head = kv_head * stride_k_head
+    v_head = kv_head * stride_v_head
     # tiles wholly at or before the block's first query position need no causal mask
     free_tiles = 0
     if not HAS_WINDOW:
