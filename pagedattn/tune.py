@@ -23,8 +23,8 @@ SM, so it only pays with twice the segments). A one-field move never finds such 
 measured in an earlier pass are not measured again. Each bucket's search starts at the fastest of
 the default, the best eligible profile its results file already holds (a later search with more
 candidates can take another path and settle in a worse local optimum; resuming at the best found
-keeps the table from getting slower) and the profile the table file holds for the bucket, even
-one tuned for older kernel sources (`tables.previous_profile`: after a kernel change the old
+keeps the table from getting slower) and the profiles the table file holds for the bucket, even
+ones tuned for older kernel sources (`tables.previous_profiles`: after a kernel change the old
 optimum is the best first guess, so a re-tune with a small `--max-candidates` stays close to it).
 Candidates that cannot fit or compute the shape (`select.unfit_reason`), are blocklisted
 (`rules.blocked_reason`) or have more splits than KV tiles are pruned unrun. A (bucket, profile)
@@ -633,13 +633,12 @@ class Tuner:
 
     def _start_at_the_best_known(self, result: BucketResult) -> None:
         """Move the start from the default to the fastest of: the best profile on record for this
-        bucket (a resumed search) and the profile the table file holds for it (after a kernel
-        change its records are gone, but the old optimum is the best first guess)."""
+        bucket (a resumed search) and the profiles the table file holds for it, current or previous
+        (after a kernel change its records are gone, but the old optimum is the best first guess)."""
         task, earlier = result.task, self.store.fastest(result.task)
         known = [earlier.profile] if earlier is not None else []
-        previous = tables.previous_profile(task.key, self.device.name, self.args.table_dir)
-        if previous is not None and prune_reason(previous, task.key, self.device) is None:
-            known.append(previous)
+        known += [p for p in tables.previous_profiles(task.key, self.device.name, self.args.table_dir)
+                  if prune_reason(p, task.key, self.device) is None]
         for m in self._measure(result, [p for p in dict.fromkeys(known) if p != result.default_profile]):
             self._move_if_faster(result, m)
 
@@ -729,32 +728,50 @@ def command_line(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
+def _ident(entry: dict) -> str:
+    return json.dumps(entry["key"], sort_keys=True)
+
+
+def _entry_order(entry: dict) -> list:
+    return [entry["key"][k] for k in sorted(entry["key"])]
+
+
+def _entry_lines(entries: list[dict]) -> str:
+    return ",\n".join("  " + json.dumps(e) for e in entries)  # one entry per line keeps diffs readable
+
+
 def write_table(results: list[BucketResult], device: DeviceInfo, args: argparse.Namespace) -> Path:
-    """Write the tuned entries into the device table, keeping the other entries still valid."""
+    """Write the tuned entries into the device table, keeping the other entries still valid and
+    moving stale ones (older kernel sources or Triton) to "previous", the tuner's first guesses."""
     path = tables.table_path(device.name, args.table_dir)
     new = [{"key": r.task.key.bucket(), "profile": r.best.profile.to_dict(), "speedup": round(r.speedup, 4),
             "default_ms": r.default.ms, "tuned_ms": r.best.ms, "bitwise": r.best.bitwise, "rel_l2": r.best.rel_l2,
             "default_profile": r.default_profile.to_dict(), "case": r.task.label} for r in results if not r.error]
-    new_ids = {json.dumps(e["key"], sort_keys=True) for e in new}
+    new_ids = {_ident(e) for e in new}
     hashes = {r.task.key.kernel: tables.kernel_hash(r.task.key.kernel) for r in results}
     names, kept = {r.task.ref.workload for r in results}, []
     old = json.loads(path.read_text()) if path.exists() else {"meta": {}, "entries": []}
-    if old["meta"].get("triton") == triton.__version__:
-        for entry in old["entries"]:
-            kernel = entry["key"]["kernel"]
-            current = old["meta"].get("kernel_hash", {}).get(kernel) == tables.kernel_hash(kernel)
-            if current and json.dumps(entry["key"], sort_keys=True) not in new_ids:
-                kept.append(entry)
-                hashes[kernel] = tables.kernel_hash(kernel)
+    same_triton = old["meta"].get("triton") == triton.__version__
+    stale = {_ident(e): e for e in old.get("previous", [])}
+    for entry in old["entries"]:
+        kernel = entry["key"]["kernel"]
+        current = same_triton and old["meta"].get("kernel_hash", {}).get(kernel) == tables.kernel_hash(kernel)
+        if current and _ident(entry) not in new_ids:
+            kept.append(entry)
+            hashes[kernel] = tables.kernel_hash(kernel)
+        elif not current:
+            stale[_ident(entry)] = entry
+    if same_triton:
         names |= set(old["meta"].get("workloads", []))
-    entries = sorted(kept + new, key=lambda e: [e["key"][k] for k in sorted(e["key"])])
+    entries = sorted(kept + new, key=_entry_order)
+    previous = sorted((e for i, e in stale.items() if i not in new_ids), key=_entry_order)
     meta = {"device": device.name, "triton": triton.__version__, "kernel_hash": hashes,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "workloads": sorted(names), "command": command_line(args)}
-    rows = ",\n".join("  " + json.dumps(e) for e in entries)  # one entry per line keeps diffs readable
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_suffix(".json.tmp")
-    scratch.write_text(f'{{"meta": {json.dumps(meta, indent=1)},\n "entries": [\n{rows}\n ]}}\n')
+    scratch.write_text(f'{{"meta": {json.dumps(meta, indent=1)},\n "entries": [\n{_entry_lines(entries)}\n ],\n'
+                       f' "previous": [\n{_entry_lines(previous)}\n ]}}\n')
     os.replace(scratch, path)
     tables.clear_cache()
     return path

@@ -1,6 +1,7 @@
 """Compile the kernels for sm90 on a machine without a GPU and report what the compiler did.
 
 For each (kernel, shape, profile) it prints registers per thread, spilled bytes, shared memory,
+whether ptxas serialized the wgmma instructions (its C7515 warning, which Triton does not show),
 and counts of the SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older
 mma.sync path), LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS (shared memory
 traffic), F2F/F2FP (conversions). Costs no device time: Triton ships ptxas and cuobjdump.
@@ -30,6 +31,7 @@ from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 CUOBJDUMP = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+PTXAS = CUOBJDUMP.with_name("ptxas")
 SASS_OPS = ("HGMMA", "HMMA", "LDGSTS", "LDG", "STS", "LDS", "LDSM", "F2FP", "F2F", "MUFU", "BAR", "SYNCS", "UTMALDG")
 TYPES = {"bf16": "*bf16", "fp16": "*fp16", "fp8": "*fp8e4nv"}
 
@@ -89,7 +91,17 @@ def _compile(kernel, sig, const, profile: LaunchProfile) -> dict:
     stack = re.search(r"STACK:(\d+)", usage)
     counts = {op: len(re.findall(rf"\b{op}(\.[A-Z0-9_.]+)?\b", sass)) for op in SASS_OPS}
     return {"regs": int(regs.group(1)) if regs else None, "stack": int(stack.group(1)) if stack else None,
-            "smem": compiled.metadata.shared, **counts}
+            "smem": compiled.metadata.shared, "serial": _wgmma_serialized(compiled.asm["ptx"]), **counts}
+
+
+def _wgmma_serialized(ptx: str) -> bool:
+    """ptxas's C7515 warning: every wgmma waits for the previous one (a wait per HGMMA in the loop;
+    seen when the page table was loaded with other=0, perf-notes v5). Triton does not show it."""
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, "k.ptx").write_text(ptx)
+        log = subprocess.run([str(PTXAS), "-arch=sm_90a", "-v", "-o", str(Path(d, "k.cubin")), str(Path(d, "k.ptx"))],
+                             capture_output=True, text=True).stderr
+    return "wgmma.mma_async instructions are serialized" in log
 
 
 def main() -> None:
@@ -107,7 +119,7 @@ def main() -> None:
         for kv_major in (False, True):
             prof = LaunchProfile(16, 64, 1, 4, 3, kv_major)
             rows.append((f"sparse TP1 12:1 D256 {kv}", prof, compile_sparse("bf16", kv, 12, 256, 16, prof, False)))
-    keys = ["regs", "stack", "smem", *SASS_OPS]
+    keys = ["regs", "stack", "smem", "serial", *SASS_OPS]
     print(f"{'case':32s} {'profile':34s} " + " ".join(f"{k:>6s}" for k in keys))
     for name, prof, info in rows:
         print(f"{name:32s} {prof.short():34s} " + " ".join(f"{str(info[k]):>6s}" for k in keys))

@@ -404,3 +404,12 @@ def test_table_matches_kv_head_count_when_the_group_is_equal(table_dir):
     write_table(table_dir, H200, [(one, TUNED), (two, OTHER)])
     assert select_profile(one, H200).profile == TUNED
     assert select_profile(two, H200).profile == OTHER
+
+
+def test_profile_short_form_round_trips_and_rejects_other_text():
+    for prof in (LaunchProfile(64, 32, 12, 4, 3), LaunchProfile(16, 128, 1, 2, 6, kv_major=True)):
+        assert LaunchProfile.from_short(prof.short()) == prof
+    assert LaunchProfile.from_short("m64/n32/s12/w4/st3") == LaunchProfile(64, 32, 12, 4, 3)
+    for bad in ("m64/n32/s12/w4", "n64/m32/s12/w4/st3", "m64/n32/s12/w4/st3/sideways", "m64/n32/s12/w4/stx"):
+        with pytest.raises(ValueError, match="not a profile"):
+            LaunchProfile.from_short(bad)

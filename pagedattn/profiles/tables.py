@@ -4,10 +4,14 @@ File: `profiles/tables/<DEVICE_NAME>.json` (DEVICE_NAME as `DeviceInfo.name`, e.
 
     {"meta": {"device": ..., "triton": "3.6.0", "kernel_hash": {"unified": ..., "sparse": ...},
               "date": ..., "workloads": [...], "command": ...},
-     "entries": [{"key": <ShapeKey.bucket()>, "profile": <LaunchProfile>, "speedup": ..., ...}]}
+     "entries": [{"key": <ShapeKey.bucket()>, "profile": <LaunchProfile>, "speedup": ..., ...}],
+     "previous": [<entries tuned for older kernel sources or Triton versions, same form>]}
 
 A table is used only while its Triton version and the hash of the kernel's source match what is
 running; otherwise it is ignored with a warning (a launch table measured for other code is a guess).
+When the tuner rewrites a table, entries that no longer match move to "previous" instead of being
+dropped: they are never dispatched, but they give the next tuning of their bucket its first guess
+(`previous_profiles`), even when the buckets are re-tuned one workload at a time.
 Lookup: entries of the same kernel, KV dtype, head size, GQA group and query class; among those the
 nearest bucket by summed |log2| distance of sequence count, query length, token count, KV-head count and
 KV length (the first of equally near entries wins).
@@ -91,18 +95,17 @@ def lookup(key: ShapeKey, device_name: str, directory: Path | None = None) -> tu
     return LaunchProfile.from_dict(best["profile"]), best
 
 
-def previous_profile(key: ShapeKey, device_name: str, directory: Path | None = None) -> LaunchProfile | None:
-    """The profile the table file holds for exactly this bucket, whatever Triton version or kernel
-    source it was tuned for: a starting point for the tuner after a kernel change, never used to
-    dispatch (that is `lookup`'s job, which ignores stale entries)."""
+def previous_profiles(key: ShapeKey, device_name: str, directory: Path | None = None) -> list[LaunchProfile]:
+    """The profiles the table file holds for exactly this bucket, current or "previous" (tuned for
+    older kernel sources or Triton versions): starting points for the tuner after a kernel change,
+    never used to dispatch (that is `lookup`'s job, which ignores stale entries)."""
     path = table_path(device_name, directory)
     if not path.exists():
-        return None
-    want = key.bucket()
-    for entry in json.loads(path.read_text()).get("entries", []):
-        if entry["key"] == want:
-            return LaunchProfile.from_dict(entry["profile"])
-    return None
+        return []
+    table, want = json.loads(path.read_text()), key.bucket()
+    found = [LaunchProfile.from_dict(e["profile"]) for part in ("entries", "previous")
+             for e in table.get(part, []) if e["key"] == want]
+    return list(dict.fromkeys(found))
 
 
 def clear_cache() -> None:

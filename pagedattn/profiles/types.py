@@ -68,6 +68,19 @@ class LaunchProfile:
             f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/{form}"
         )
 
+    @staticmethod
+    def from_short(text: str) -> "LaunchProfile":
+        """Inverse of `short()`; the orientation may be left out (row-major)."""
+        parts = text.split("/")
+        fields = dict(zip(("m", "n", "s", "w", "st"), parts[:5]))
+        try:
+            values = [int(fields[k][len(k):]) for k in ("m", "n", "s", "w", "st") if fields[k].startswith(k)]
+        except (KeyError, ValueError):
+            values = []
+        if len(values) != 5 or len(parts) > 6 or parts[5:] not in ([], ["rowmajor"], ["kvmajor"]):
+            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor]: {text!r}")
+        return LaunchProfile(*values, kv_major=parts[5:] == ["kvmajor"])
+
 
 def query_class(max_seqlen_q: int) -> str:
     """decode: one token; verify: 2..8 draft tokens; prefill: longer chunks."""
