@@ -78,6 +78,12 @@ def _check_caches(q, k_cache, v_cache) -> str:
     if v_cache.shape != k_cache.shape or v_cache.dtype != k_cache.dtype:
         raise ValueError(f"v_cache must match k_cache: {tuple(v_cache.shape)} {v_cache.dtype} vs "
                          f"{tuple(k_cache.shape)} {k_cache.dtype}")
+    for name, cache in (("k_cache", k_cache), ("v_cache", v_cache)):
+        reach = (cache.shape[1] - 1) * cache.stride(1) + (cache.shape[2] - 1) * cache.stride(2)
+        if reach >= 2**31:
+            raise ValueError(f"{name} strides {cache.stride()} put {reach} elements between a block's first and "
+                             "last slot/head; the kernels address within a block in 32 bits: use the "
+                             "[num_blocks, block_size, num_kv_heads, head_size] order (e.g. a contiguous cache)")
     if k_cache.dtype in Q_DTYPES and k_cache.dtype != q.dtype:
         raise TypeError(f"16-bit k_cache/v_cache must have the dtype of q ({q.dtype}), got {k_cache.dtype}")
     head_size = q.shape[2]
@@ -232,7 +238,8 @@ def unified_attention(
     """Causal paged attention over a batch mixing prefill chunks, decode and verify queries.
 
     q/out [num_tokens, num_q_heads, head_size] (bf16/fp16); k_cache/v_cache [num_blocks,
-    block_size, num_kv_heads, head_size] (q's dtype or float8_e4m3fn with k_scale/v_scale);
+    block_size, num_kv_heads, head_size] (q's dtype or float8_e4m3fn with k_scale/v_scale; any
+    strides with a unit last one, as long as one block's slots and heads span < 2**31 elements);
     cu_seqlens_q [batch+1] int32; seq_lens [batch] int32 (KV length including the queries);
     block_table [batch, max_blocks] int32. Query i of a sequence with n queries and KV length L
     sits at position L - n + i and sees keys up to it (within `sliding_window` if given).

@@ -58,6 +58,19 @@ def test_unified_rejects_bad_input(unified_kwargs, case):
         pagedattn.unified_attention(**(unified_kwargs | change))
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="meta tensors pass the device check only under the interpreter")
+@pytest.mark.parametrize("which", ["k_cache", "v_cache"])
+def test_cache_strides_beyond_32_bit_block_addressing_are_rejected(unified_kwargs, which):
+    """A head-major view of a large cache: its slot and head strides reach past 2**31 elements
+    within one block, which the kernels' 32-bit in-block offsets cannot address."""
+    q = torch.empty(5, 8, 32, dtype=torch.bfloat16, device="meta")
+    fine = torch.empty(4, 16, 2, 32, dtype=torch.bfloat16, device="meta")
+    wide = torch.empty_strided((4, 16, 2, 32), (32, 2**27, 2**30, 1), dtype=torch.bfloat16, device="meta")
+    caches = {"k_cache": fine, "v_cache": fine} | {which: wide}
+    with pytest.raises(ValueError, match=f"{which} strides .* 32 bits"):
+        pagedattn.unified_attention(**(unified_kwargs | caches | dict(q=q)))
+
+
 def test_unified_scale_tensor_must_be_one_float32_element(device):
     kw = UnifiedShape((1,), (9,), 4, 1, 32, kv_dtype="fp8").build(device, seed=3).kwargs
     with pytest.raises(ValueError, match="k_scale must be a float or a 1-element float32 tensor"):
