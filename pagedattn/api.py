@@ -156,12 +156,12 @@ def choose_sparse_profile(q, k_cache, indices, profile=None) -> Selection:
 
 def _profile_list(profile: LaunchProfile) -> list[int]:
     return [profile.block_m, profile.tile_n, profile.num_splits, profile.num_warps, profile.num_stages,
-            int(profile.kv_major)]
+            int(profile.kv_major), int(profile.addresses_ahead)]
 
 
 def _profile_from_list(values: list[int]) -> LaunchProfile:
-    block_m, tile_n, splits, warps, stages, kv_major = values
-    return LaunchProfile(block_m, tile_n, splits, warps, stages, bool(kv_major))
+    block_m, tile_n, splits, warps, stages, kv_major, ahead = values
+    return LaunchProfile(block_m, tile_n, splits, warps, stages, bool(kv_major), bool(ahead))
 
 
 # --------------------------------------------------------------------------- custom ops

@@ -7,28 +7,33 @@ float64 reference (rel-L2 < 1e-2 to be eligible) and bit for bit against the def
 output, times it (`timing.time_calls` medians), keeps the fastest eligible profile per bucket and
 writes the device table and a Markdown report.
 
-Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major) has
-~2,700 points per bucket, hours of GPU time for the ~75 buckets of both kernels. The fields act
-nearly independently (splits set the parallelism; tile, warps and stages the pipeline of one
-program), so the tuner does a coordinate search: from the analytic default it sweeps one field at a
-time, in the order num_splits, tile_n, block_m, num_warps, num_stages, kv_major (largest effects
-first), moves only to a value faster than the current best by more than `--min-gain` (noise must
-not move the search), and repeats whole passes until one moves nothing, since fields interact (on
-the H200 a move from 8 to 4 warps made more KV splits pay; a single pass had already fixed the
-splits). Fields tied to one resource also move in pairs (`sweep_candidates`): each tile size is
-also tried with the stage count that keeps the K/V bytes in flight (`pipeline_matched`), and where
-the best profile splits the KV range, each variant of another field with the split count that keeps
-the number of waves (`wave_matched`: a tile that halves shared memory fits twice the programs per
-SM, so it only pays with twice the segments). A one-field move never finds such a pair. Profiles
-measured in an earlier pass are not measured again. Each bucket's search starts at the fastest of
-the default, the best eligible profile its results file already holds (a later search with more
-candidates can take another path and settle in a worse local optimum; resuming at the best found
-keeps the table from getting slower) and the profiles the table file holds for the bucket, even
-ones tuned for older kernel sources (`tables.previous_profiles`: after a kernel change the old
-optimum is the best first guess, so a re-tune with a small `--max-candidates` stays close to it).
-Candidates that cannot fit or compute the shape (`select.unfit_reason`), are blocklisted
-(`rules.blocked_reason`) or have more splits than KV tiles are pruned unrun. A (bucket, profile)
-pair is measured once; `--max-candidates` caps a bucket.
+Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
+addresses_ahead) has ~5,400 points per bucket, hours of GPU time for the ~75 buckets of both
+kernels. The fields act nearly independently (splits set the parallelism; tile, warps and stages
+the pipeline of one program), so the tuner does a coordinate search: from the analytic default it
+sweeps one field at a time, in the order num_splits, addresses_ahead, tile_n, block_m, num_warps,
+num_stages, kv_major (largest effects first), moves only to a value faster than the current best by
+more than `--min-gain` (noise must not move the search), and repeats whole passes until one moves
+nothing, since fields interact (on the H200 a move from 8 to 4 warps made more KV splits pay; a
+single pass had already fixed the splits). Fields tied to one resource also move in pairs
+(`sweep_candidates`): each tile size is also tried with the stage count that keeps the K/V bytes in
+flight (`pipeline_matched`), reading addresses ahead is also tried with at least 3 stages (where it
+keeps more tiles in flight), and where the best profile splits the KV range, each variant of
+another field with the split count that keeps the number of waves (`wave_matched`: a tile that
+halves shared memory fits twice the programs per SM, so it only pays with twice the segments). A
+one-field move never finds such a pair. Profiles measured in an earlier pass are not measured
+again. Each bucket's search starts at the fastest of the default, the best eligible profile its
+results file already holds (a later search with more candidates can take another path and settle in
+a worse local optimum; resuming at the best found keeps the table from getting slower) and the
+profiles the table file holds for the bucket, even ones tuned for older kernel sources
+(`tables.previous_profiles`: after a kernel change the old optimum is the best first guess, so a
+re-tune with a small `--max-candidates` stays close to it) and every `--first-guess` that fits (a
+combination found in an A/B that no one-field move reaches: on the H200, addresses ahead with a
+smaller tile and a deeper pipeline). Candidates that cannot fit or compute
+the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have more splits
+than KV tiles are pruned unrun. A (bucket, profile) pair is measured once; `--max-candidates` caps
+a bucket's measurements, those on record from earlier runs included (a rerun with the same cap
+measures nothing new, a larger cap goes on).
 
 Isolation: the tuner process launches no kernel. Workers (`worker_main`, started with the same
 Python) answer JSON-line requests on stdin/stdout; fd 1 is reserved for replies and anything a
@@ -92,7 +97,7 @@ from .profiles import select as dispatch
 from .profiles.types import KERNELS, LaunchProfile, ShapeKey, next_pow2
 
 REL_L2_BOUND = 1e-2
-SEARCH_ORDER = ("num_splits", "tile_n", "block_m", "num_warps", "num_stages", "kv_major")
+SEARCH_ORDER = ("num_splits", "addresses_ahead", "tile_n", "block_m", "num_warps", "num_stages", "kv_major")
 STARTUP_SECONDS = 180.0  # a fresh worker's imports and device initialisation
 SETUP_TIMEOUT_FACTOR = 10  # building inputs and the float64 reference, in units of --timeout
 FAULT_ENV = "PAGEDATTN_TUNE_FAULT"
@@ -112,6 +117,7 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
         "num_warps": (2, 4, 8),
         "num_stages": (1, 2, 3, 4, 5, 6),
         "kv_major": (False, True),
+        "addresses_ahead": (False, True),
     }
 
 
@@ -135,10 +141,13 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
     tile size also comes with its pipeline-matched stage count (`pipeline_matched`), and when
     `start` splits the KV range every variant of a field other than the split count also comes
     with its wave-matched split count (`wave_matched`: a smaller tile that fits two programs per
-    SM wants twice the segments). Swept alone, each field of such a pair looks worse."""
+    SM wants twice the segments); reading addresses ahead also comes with at least 3 stages.
+    Swept alone, each field of such a pair looks worse."""
     variants = [dataclasses.replace(start, **{name: v}) for v in field_values(key)[name]]
     if name == "tile_n":
         variants += [pipeline_matched(c, start) for c in variants]
+    if name == "addresses_ahead":
+        variants += [dataclasses.replace(c, num_stages=max(c.num_stages, 3)) for c in variants if c.addresses_ahead]
     if name != "num_splits" and start.num_splits > 1:
         variants += [wave_matched(c, start, key, device) for c in variants]
     return list(dict.fromkeys(variants))
@@ -543,6 +552,10 @@ class ResultStore:
         best = min(records, key=lambda r: r["ms"])
         return Measurement.from_reply(LaunchProfile.from_dict(best["profile"]), best, "time")
 
+    def recorded(self, task: Task) -> set[str]:
+        """Profiles (short names) on record for the task's bucket from earlier runs."""
+        return {short for bucket, short in self.records if bucket == task.bucket_id}
+
     def add(self, task: Task, m: Measurement) -> None:
         rec = {"device": self.device_name, "triton": triton.__version__, "kernel": task.key.kernel,
                "kernel_hash": tables.kernel_hash(task.key.kernel), "key": task.key.bucket(), "case": task.label,
@@ -633,11 +646,13 @@ class Tuner:
 
     def _start_at_the_best_known(self, result: BucketResult) -> None:
         """Move the start from the default to the fastest of: the best profile on record for this
-        bucket (a resumed search) and the profiles the table file holds for it, current or previous
-        (after a kernel change its records are gone, but the old optimum is the best first guess)."""
+        bucket (a resumed search), the profiles the table file holds for it, current or previous
+        (after a kernel change its records are gone, but the old optimum is the best first guess),
+        and the --first-guess profiles that fit it (a pair of fields no one-field move reaches)."""
         task, earlier = result.task, self.store.fastest(result.task)
         known = [earlier.profile] if earlier is not None else []
-        known += [p for p in tables.previous_profiles(task.key, self.device.name, self.args.table_dir)
+        known += [p for p in [*tables.previous_profiles(task.key, self.device.name, self.args.table_dir),
+                              *self.args.first_guess]
                   if prune_reason(p, task.key, self.device) is None]
         for m in self._measure(result, [p for p in dict.fromkeys(known) if p != result.default_profile]):
             self._move_if_faster(result, m)
@@ -659,7 +674,8 @@ class Tuner:
                 result.pruned[short] = reason
             else:
                 batch.append(cand)
-        for m in self._measure(result, batch[: max(0, self.args.max_candidates - len(result.measured))]):
+        spent = len(result.measured.keys() | self.store.recorded(result.task))
+        for m in self._measure(result, batch[: max(0, self.args.max_candidates - spent)]):
             self._move_if_faster(result, m)
         return getattr(result.best.profile, name) != getattr(start, name)
 
@@ -724,6 +740,7 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append(f"--match {shlex.quote(args.match)}")
     if args.rows:
         parts.append(f"--rows {','.join(map(str, args.rows))}")
+    parts += [f"--first-guess {p.short()}" for p in args.first_guess]
     parts.append(f"--max-candidates {args.max_candidates} --seed {args.seed} --rep-ms {args.rep_ms:g}")
     return " ".join(parts)
 
@@ -901,6 +918,13 @@ def _int_list(text: str) -> tuple[int, ...]:
     return values
 
 
+def _profile_arg(text: str) -> LaunchProfile:
+    try:
+        return LaunchProfile.from_short(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--kernel", choices=KERNELS, help="tune this kernel (default: the kernels of the workloads)")
@@ -909,7 +933,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--match", metavar="TEXT", help="only cases whose label contains TEXT")
     add("--rows", type=_int_list, default=(), metavar="N,N,...",
         help="sparse row counts to sweep, one bucket each (e.g. 520,1024,2048,4096,8192,16384)")
-    add("--max-candidates", type=int, default=20, metavar="N", help="candidates measured per bucket (default 20)")
+    add("--max-candidates", type=int, default=20, metavar="N",
+        help="measurements per bucket, earlier runs' records included (default 20)")
+    add("--first-guess", type=_profile_arg, action="append", default=[], metavar="PROFILE",
+        help="also start from this profile (e.g. m128/n64/s1/w8/st3/ahead, from an A/B) in every bucket it fits")
     add("--jobs", type=int, metavar="N", help="parallel compile workers (default: min(8, CPUs) on a GPU, else 0)")
     add("--timeout", type=float, default=60.0, metavar="S",
         help=f"seconds a candidate may take before it counts as hung (case set-up: {SETUP_TIMEOUT_FACTOR}x)")

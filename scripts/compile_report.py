@@ -60,6 +60,7 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
     sig, const = _signature(unified_attention_kernel, ptrs, floats, {"sinks_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,
                  BLOCK_Q=profile.block_q(group), TILE_N=profile.tile_n, SPLIT=split, KV_MAJOR=profile.kv_major,
+                 ADDRESSES_AHEAD=profile.addresses_ahead,
                  HAS_WINDOW=False, HAS_SOFTCAP=False, HAS_SINKS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False,
                  V_SCALE_TENSOR=False)
     return _compile(unified_attention_kernel, sig, const, profile)
@@ -71,7 +72,8 @@ def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: L
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_attention_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,
-                 TILE_N=profile.tile_n, SPLIT=split, KV_MAJOR=profile.kv_major, HAS_COUNTS=False, KV_FP8=kv == "fp8",
+                 TILE_N=profile.tile_n, SPLIT=split, KV_MAJOR=profile.kv_major, ADDRESSES_AHEAD=profile.addresses_ahead,
+                 HAS_COUNTS=False, KV_FP8=kv == "fp8",
                  K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
     return _compile(sparse_attention_kernel, sig, const, profile)
 

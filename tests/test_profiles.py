@@ -8,6 +8,8 @@ directory pointed at an empty folder unless it writes its own table.
 
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -413,3 +415,28 @@ def test_profile_short_form_round_trips_and_rejects_other_text():
     for bad in ("m64/n32/s12/w4", "n64/m32/s12/w4/st3", "m64/n32/s12/w4/st3/sideways", "m64/n32/s12/w4/stx"):
         with pytest.raises(ValueError, match="not a profile"):
             LaunchProfile.from_short(bad)
+
+
+def test_kernel_hash_follows_the_code_not_its_docstrings(tmp_path, monkeypatch):
+    """A docstring edit must not throw away a tuned table; any code edit must."""
+    ops = tmp_path / "ops"
+    shutil.copytree(Path(tables.__file__).resolve().parent.parent / "ops", ops)
+    monkeypatch.setattr(tables, "_OPS_DIR", ops)
+
+    def fresh_hash(kernel):
+        tables.kernel_hash.cache_clear()
+        return tables.kernel_hash(kernel)
+
+    before = {k: fresh_hash(k) for k in ("unified", "sparse")}
+    source = (ops / "common.py").read_text()
+    (ops / "common.py").write_text(source.replace('"""Triton helpers shared', '"""Reworded: Triton helpers shared', 1)
+                                   .replace("def load_scale(scale_ptr, scale_value, IS_TENSOR: tl.constexpr):\n",
+                                            "def load_scale(scale_ptr, scale_value, IS_TENSOR: tl.constexpr):\n"
+                                            '    """A new docstring."""  # and a comment\n', 1))
+    assert {k: fresh_hash(k) for k in ("unified", "sparse")} == before
+    (ops / "common.py").write_text(source.replace("RESCALE_SLACK = tl.constexpr(8.0)", "RESCALE_SLACK = tl.constexpr(4.0)"))
+    assert fresh_hash("unified") != before["unified"] and fresh_hash("sparse") != before["sparse"]
+    (ops / "common.py").write_text(source)
+    (ops / "sparse.py").write_text((ops / "sparse.py").read_text() + "\nEXTRA = 1\n")
+    assert fresh_hash("unified") == before["unified"] and fresh_hash("sparse") != before["sparse"]
+    tables.kernel_hash.cache_clear()

@@ -10,10 +10,11 @@ from conftest import assert_close_to_reference, nan_like
 
 _seed = iter(range(20_000, 1_000_000))
 
+# every launch shape and orientation, with and without the token ids read a step ahead
 PROFILES = [
     LaunchProfile(16, 16, 1),
-    LaunchProfile(16, 32, 3),
-    LaunchProfile(16, 16, 1, kv_major=True),
+    LaunchProfile(16, 32, 3, num_stages=3, addresses_ahead=True),
+    LaunchProfile(16, 16, 1, num_stages=4, kv_major=True, addresses_ahead=True),
     LaunchProfile(16, 16, 4, kv_major=True),
 ]
 PROFILE_IDS = [p.short() for p in PROFILES]

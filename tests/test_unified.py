@@ -16,11 +16,11 @@ from conftest import assert_close_to_reference, nan_like
 
 _seed = iter(range(10_000, 1_000_000))
 
-# (block_m, tile_n, num_splits, kv_major): every launch shape and orientation
+# every launch shape and orientation, with and without the page-table entries read a step ahead
 PROFILES = [
     LaunchProfile(64, 16, 1),
-    LaunchProfile(64, 32, 3),
-    LaunchProfile(64, 16, 1, kv_major=True),
+    LaunchProfile(64, 32, 3, num_stages=3, addresses_ahead=True),
+    LaunchProfile(64, 16, 1, num_stages=4, kv_major=True, addresses_ahead=True),
     LaunchProfile(64, 32, 4, kv_major=True),
 ]
 PROFILE_IDS = [p.short() for p in PROFILES]

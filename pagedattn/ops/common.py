@@ -2,12 +2,13 @@
 
 * `load_scale`          — a per-tensor dequantisation scale given as a float or a device tensor
                           (read on the device, so a tensor scale never costs a host sync).
+* `split_position`      — token position -> (page, slot), 32-bit (unsigned division by the
+                          constant page size: a shift for powers of two).
 * `page_lookup`         — logical token position -> (physical page, slot, valid) through a block
                           table row; out-of-table pages and physical ids outside [0, num_blocks)
-                          come back invalid and are never dereferenced. Page and slot are 32-bit
-                          (unsigned division by the constant page size: a shift for powers of two);
-                          `load_tokens` widens only page x block stride to 64 bits, which took the
-                          MTP loop from ~1,040 to ~780 SASS instructions per tile.
+                          come back invalid and are never dereferenced. `load_tokens` widens only
+                          page x block stride to 64 bits, which took the MTP loop from ~1,040 to
+                          ~780 SASS instructions per tile.
 * `prepare_query`       — the compute dtype: Q's dtype, or fp16 for FP8 pages.
 * `load_tokens`         — gather `[TILE_N, HEAD_PAD]` head vectors of the given tokens.
 * `attend_tile`         — one online-softmax step (base 2, lazily rescaled) in either orientation:
@@ -19,6 +20,18 @@
 * `write_rows`          — normalise a program's rows and store them to `out`, or, when the KV
                           range is split, store the fp32 partial and its log2-sum-exp.
 * `merge_splits_kernel` — combine split partials by their log2-sum-exp into `out`.
+
+Addresses one step ahead (`ADDRESSES_AHEAD`, the profile's `addresses_ahead`): a KV loop whose
+K/V addresses come from a load inside the loop (page-table entries, resolved token ids) can read
+that load for the next tile into registers and carry it. Left to Triton's pipeliner (3.6), the
+address load is copied with cp.async as well, issued after the K/V copies of the tile before it;
+copies complete in order, so waiting for the addresses waits for every K/V copy in flight
+(`DEPBAR.LE SB0, 0x0` mid-loop in the sm90 SASS) and num_stages 3 or 4 keeps one tile in flight,
+not two or three. Carried, the K/V copies run num_stages - 1 tiles ahead, but the table read
+becomes a plain load whose L2 latency the loop waits for before issuing the copies, the
+pipeline takes one more tile buffer of shared memory (fewer programs per SM) and the carried ids
+cost registers (a 64-token FP8 tile at 2 warps spills). Which wins depends on the shape, so it is
+a tuned launch parameter (perf-notes v6).
 
 Scores are kept in log2 units (the softmax scale is pre-multiplied by log2(e)), so the kernels
 use exp2 throughout and a partial's lse is `m + log2(l)`.
@@ -41,13 +54,19 @@ def load_scale(scale_ptr, scale_value, IS_TENSOR: tl.constexpr):
 
 
 @triton.jit
-def page_lookup(table_row_ptr, pos, in_range, max_blocks, num_blocks, PAGE: tl.constexpr):
+def split_position(pos, PAGE: tl.constexpr):
+    """(page, slot) of a non-negative token position or physical token id, both int32."""
     upos = pos.to(tl.uint32)
-    page = (upos // PAGE).to(tl.int32)
+    return (upos // PAGE).to(tl.int32), (upos % PAGE).to(tl.int32)
+
+
+@triton.jit
+def page_lookup(table_row_ptr, pos, in_range, max_blocks, num_blocks, PAGE: tl.constexpr):
+    page, slot = split_position(pos, PAGE)
     in_table = in_range & (pos >= 0) & (page < max_blocks)
     phys = tl.load(table_row_ptr + page, mask=in_table, other=-1)
     valid = in_table & (phys.to(tl.uint32) < num_blocks)
-    return phys, (upos % PAGE).to(tl.int32), valid
+    return phys, slot, valid
 
 
 @triton.jit

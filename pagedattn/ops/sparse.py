@@ -6,8 +6,10 @@ slot (-1), a position whose page lies outside the table, a physical page outside
 or a slot past counts[row]. Then `sparse_attention_kernel`, grid (rows, KV heads, splits): a
 program owns one row and the GROUP query heads that share one KV head, packed into BLOCK_M rows
 (rows past GROUP are padding), and walks its share of the row's token ids TILE_N at a time. Its
-loop has a single dependent load (token id -> K/V), which Triton's pipeliner issues ahead as
-cp.async; resolving pages inside the loop made it two, and the loop waited on both every step.
+loop has a single dependent load (token id -> K/V); resolving pages inside the loop made it two,
+and the loop waited on both every step. With ADDRESSES_AHEAD the token ids are read one step ahead
+into registers (ops/common.py, "addresses one step ahead") so the K/V copies of num_stages - 1
+tiles stay in flight.
 Invalid entries are masked, never read; a row with nothing valid gives 0. With `counts`, a row
 stops after its first counts[row] slots instead of scanning the padding.
 
@@ -21,7 +23,9 @@ Launch parameters and the shape property each is tied to (values come from `page
               calls) split the list so the SMs fill, many programs (prefill) use 1, which writes
               `out` directly and compiles the workspace out.
   num_warps / num_stages / kv_major   tied to KV dtype and GROUP; kv_major upcasts FP8 tiles in
-              registers (see ops/common.py).
+              registers (see ops/common.py). addresses_ahead: token ids read a step
+              ahead; the H200 table uses it for BF16 at 2 stages (ids in registers
+              instead of a cp.async stage), not for FP8 (perf-notes v6).
 
 Counts that change with every batch (rows, requests, the block table's width) are not specialised
 by Triton, so a new batch size never compiles a new kernel.
@@ -33,7 +37,8 @@ import triton.language as tl
 
 from ..profiles.types import LaunchProfile
 from .common import (
-    NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args, split_workspace, write_rows,
+    NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args, split_position,
+    split_workspace, write_rows,
 )
 
 
@@ -74,7 +79,7 @@ def sparse_attention_kernel(
     stride_o_row, stride_o_head,
     NUM_Q_HEADS: tl.constexpr, GROUP: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_M: tl.constexpr, TILE_N: tl.constexpr, SPLIT: tl.constexpr,
-    KV_MAJOR: tl.constexpr, HAS_COUNTS: tl.constexpr,
+    KV_MAJOR: tl.constexpr, ADDRESSES_AHEAD: tl.constexpr, HAS_COUNTS: tl.constexpr,
     KV_FP8: tl.constexpr, K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
@@ -117,12 +122,14 @@ def sparse_attention_kernel(
 
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
-    for start in range(lo, hi, TILE_N):
-        j = start + offs_n
-        token = tl.load(tokens_ptr + row * topk + j, mask=j < hi, other=-1)  # [TILE_N]
+    tokens_row = tokens_ptr + row * topk
+    j = lo + offs_n
+    token = tl.load(tokens_row + j, mask=j < hi, other=-1)  # [TILE_N]
+    for _ in range(lo, hi, TILE_N):
+        if not ADDRESSES_AHEAD:
+            token = tl.load(tokens_row + j, mask=j < hi, other=-1)
         key_ok = token >= 0
-        phys = (token.to(tl.uint32) // PAGE).to(tl.int32)
-        slot = (token.to(tl.uint32) % PAGE).to(tl.int32)
+        phys, slot = split_position(token, PAGE)
         k = load_tokens(k_ptr, phys, slot, key_ok, stride_k_block, stride_k_slot, k_head, offs_d, HEAD, HEAD_PAD)
         v = load_tokens(v_ptr, phys, slot, key_ok, stride_v_block, stride_v_slot, v_head, offs_d, HEAD, HEAD_PAD)
         if KV_MAJOR:
@@ -131,6 +138,9 @@ def sparse_attention_kernel(
             visible = key_ok[None, :]  # [1, TILE_N]
         acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
                                     score_scale, 1.0, False, KV_MAJOR)
+        j += TILE_N
+        if ADDRESSES_AHEAD:
+            token = tl.load(tokens_row + j, mask=j < hi, other=-1)
     if KV_MAJOR:
         acc = tl.trans(acc)
     write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_ptr + part_rows, SPLIT)
@@ -172,7 +182,7 @@ def launch_sparse_attention(
         out.stride(0), out.stride(1),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, TILE_N=profile.tile_n, SPLIT=splits > 1, KV_MAJOR=profile.kv_major,
-        HAS_COUNTS=counts is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn,
+        ADDRESSES_AHEAD=profile.addresses_ahead, HAS_COUNTS=counts is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn,
         K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )

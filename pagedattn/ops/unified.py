@@ -25,6 +25,11 @@ Launch parameters and the shape property each is tied to (values come from `page
               bytes must be in flight per SM to reach HBM bandwidth.
   kv_major    orientation of the two products (see `ops/common.py`); pays when K/V are FP8 or
               when BLOCK_M is small compared with TILE_N.
+  addresses_ahead   page-table entries read a step ahead (ops/common.py); tied to the KV bytes a
+              program must keep in flight and to shared memory: num_stages - 1 tiles in flight
+              instead of one, for one more tile buffer (D=256 BF16 verify: 32-token tiles at 3
+              stages then fit one program per SM, 16-token tiles at 4 stages still two). The H200
+              table uses it for verify and prefill, not decode (perf-notes v6).
 
 Arguments that change with every batch of a serving engine (sequence and token counts, the block
 table's width) are not specialised by Triton (`BATCH_SIZED_ARGS`): specialised, a count that
@@ -69,11 +74,17 @@ def _attend_tiles(
     stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
     HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, PAGE: tl.constexpr, TILE_N: tl.constexpr,
     CAUSAL: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SOFTCAP: tl.constexpr, KV_MAJOR: tl.constexpr,
+    ADDRESSES_AHEAD: tl.constexpr,
 ):
-    """Online softmax over KV tiles [tile_lo, tile_hi); CAUSAL=False for tiles no query can see past."""
-    for t in range(tile_lo, tile_hi):
-        pos = kv_lo + t * TILE_N + offs_n  # [TILE_N] absolute key positions
-        phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
+    """Online softmax over KV tiles [tile_lo, tile_hi); CAUSAL=False for tiles no query can see past.
+
+    ADDRESSES_AHEAD: each step reads the next tile's page-table entries into registers and carries
+    them, so the K/V copies of num_stages - 1 tiles stay in flight (ops/common.py)."""
+    pos = kv_lo + tile_lo * TILE_N + offs_n  # [TILE_N] absolute key positions
+    phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
+    for _ in range(tile_lo, tile_hi):
+        if not ADDRESSES_AHEAD:
+            phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
         k = load_tokens(k_ptr, phys, slot, key_ok, stride_k_block, stride_k_slot, k_head, offs_d, HEAD, HEAD_PAD)
         v = load_tokens(v_ptr, phys, slot, key_ok, stride_v_block, stride_v_slot, v_head, offs_d, HEAD, HEAD_PAD)
         if KV_MAJOR:
@@ -90,6 +101,9 @@ def _attend_tiles(
                     visible = visible & (pos[None, :] > q_pos[:, None] - window)
         acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
                                     score_scale, softcap, HAS_SOFTCAP, KV_MAJOR)
+        pos += TILE_N
+        if ADDRESSES_AHEAD:
+            phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
     return acc, m_i, l_i
 
 
@@ -105,7 +119,7 @@ def unified_attention_kernel(
     stride_o_tok, stride_o_head, stride_table,
     NUM_Q_HEADS: tl.constexpr, GROUP: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_Q: tl.constexpr, TILE_N: tl.constexpr,
-    SPLIT: tl.constexpr, KV_MAJOR: tl.constexpr,
+    SPLIT: tl.constexpr, KV_MAJOR: tl.constexpr, ADDRESSES_AHEAD: tl.constexpr,
     HAS_WINDOW: tl.constexpr, HAS_SOFTCAP: tl.constexpr, HAS_SINKS: tl.constexpr,
     KV_FP8: tl.constexpr, K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
 ):
@@ -178,12 +192,12 @@ def unified_attention_kernel(
         q, acc, m_i, l_i, k_ptr, v_ptr, table_row, k_head, v_head, kv_lo, kv_hi, q_pos,
         tile_lo, tl.minimum(tile_hi, free_tiles), max_blocks, num_blocks, score_scale, softcap, window,
         stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
-        HEAD, HEAD_PAD, PAGE, TILE_N, False, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR)
+        HEAD, HEAD_PAD, PAGE, TILE_N, False, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR, ADDRESSES_AHEAD)
     acc, m_i, l_i = _attend_tiles(
         q, acc, m_i, l_i, k_ptr, v_ptr, table_row, k_head, v_head, kv_lo, kv_hi, q_pos,
         tl.maximum(tile_lo, free_tiles), tile_hi, max_blocks, num_blocks, score_scale, softcap, window,
         stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
-        HEAD, HEAD_PAD, PAGE, TILE_N, True, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR)
+        HEAD, HEAD_PAD, PAGE, TILE_N, True, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR, ADDRESSES_AHEAD)
     if KV_MAJOR:
         acc = tl.trans(acc)
     write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_ptr + part_rows, SPLIT)
@@ -219,7 +233,7 @@ def launch_unified_attention(
         out.stride(0), out.stride(1), block_table.stride(0),
         NUM_Q_HEADS=num_q_heads, GROUP=group, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, BLOCK_Q=block_q, TILE_N=profile.tile_n, SPLIT=splits > 1,
-        KV_MAJOR=profile.kv_major, HAS_WINDOW=sliding_window is not None, HAS_SOFTCAP=softcap is not None,
+        KV_MAJOR=profile.kv_major, ADDRESSES_AHEAD=profile.addresses_ahead, HAS_WINDOW=sliding_window is not None, HAS_SOFTCAP=softcap is not None,
         HAS_SINKS=sinks is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )

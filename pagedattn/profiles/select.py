@@ -43,20 +43,23 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def kv_buffers(num_stages: int) -> int:
+def kv_buffers(num_stages: int, addresses_ahead: bool = False) -> int:
     """K/V tile buffers Triton 3.6 allocates for a loop whose K/V addresses come from a page-table
     load in the same loop: num_stages - 1, at most 3 at TILE_N <= 64 (sm90 compiles, see
     docs/perf-notes.md v4; e.g. D256 BLOCK_M 64 TILE_N 64: stages 3 and 4 -> 2 buffers, 5 and 6 -> 3).
     At TILE_N 128 the count keeps growing (stages 5 -> 4 buffers, over the limit at head size 128 and
     256); this estimate prunes only what cannot fit, so such a candidate fails to compile and the
-    tuner records the error."""
+    tuner records the error. With the addresses read a step ahead the table load no longer takes a
+    stage: num_stages buffers (D256 BLOCK_M 64 TILE_N 32: stages 3 -> 3, 4 -> 4; perf-notes v6)."""
+    if addresses_ahead:
+        return max(num_stages, 1)
     return min(max(num_stages - 1, 1), 3)
 
 
 def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     """Shared memory estimate: KV stage buffers, plus FP8 tiles upcast for the row-major form."""
     head_pad = next_pow2(key.head_size)
-    kv = kv_buffers(profile.num_stages) * profile.tile_n * head_pad * KV_BYTES[key.kv_dtype] * 2
+    kv = kv_buffers(profile.num_stages, profile.addresses_ahead) * profile.tile_n * head_pad * KV_BYTES[key.kv_dtype] * 2
     upcast = 2 * profile.tile_n * head_pad * 2 if key.kv_dtype == "fp8" and not profile.kv_major else 0
     return kv + upcast + profile.block_m * head_pad * 2
 

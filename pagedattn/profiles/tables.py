@@ -7,8 +7,8 @@ File: `profiles/tables/<DEVICE_NAME>.json` (DEVICE_NAME as `DeviceInfo.name`, e.
      "entries": [{"key": <ShapeKey.bucket()>, "profile": <LaunchProfile>, "speedup": ..., ...}],
      "previous": [<entries tuned for older kernel sources or Triton versions, same form>]}
 
-A table is used only while its Triton version and the hash of the kernel's source match what is
-running; otherwise it is ignored with a warning (a launch table measured for other code is a guess).
+A table is used only while its Triton version and the hash of the kernel's code (`kernel_hash`:
+the source without docstrings) match what is running; otherwise it is ignored with a warning (a launch table measured for other code is a guess).
 When the tuner rewrites a table, entries that no longer match move to "previous" instead of being
 dropped: they are never dispatched, but they give the next tuning of their bucket its first guess
 (`previous_profiles`), even when the buckets are re-tuned one workload at a time.
@@ -19,6 +19,7 @@ KV length (the first of equally near entries wins).
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -40,10 +41,22 @@ MAX_BUCKET_DISTANCE = 6.0  # beyond this (sum of log2 ratios) a tuned entry is n
 
 @functools.lru_cache(maxsize=None)
 def kernel_hash(kernel: str) -> str:
+    """Hash of the kernel's code: its source files parsed, with docstrings left out (comments and
+    layout never reach the tree), so editing the prose beside a kernel keeps its tuned table."""
     digest = hashlib.sha256()
     for name in _KERNEL_SOURCES[kernel]:
-        digest.update((_OPS_DIR / name).read_bytes())
+        digest.update(ast.dump(_without_docstrings(ast.parse((_OPS_DIR / name).read_text()))).encode())
     return digest.hexdigest()[:16]
+
+
+def _without_docstrings(tree: ast.Module) -> ast.Module:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return tree
 
 
 def table_path(device_name: str, directory: Path | None = None) -> Path:

@@ -30,6 +30,11 @@ class LaunchProfile:
     kv_major    compute S^T = K Q^T and O^T = V^T P^T (K and V feed the matrix unit from
                 registers, so FP8 pages are upcast in registers instead of being staged twice
                 through shared memory); False = the row-major S = Q K^T form.
+    addresses_ahead  the KV loop reads the next tile's page-table entries (sparse: token ids) a
+                step ahead into registers, so num_stages - 1 K/V tiles stay in flight instead of
+                one, at the price of a tile buffer, registers and an exposed L2 read per step
+                (ops/common.py). On the H200 it pays for verify (FP8 32-token tiles, BF16 16-token
+                tiles at 4 stages) and prefill, and a little for sparse BF16 at 2 stages.
     """
 
     block_m: int
@@ -38,6 +43,7 @@ class LaunchProfile:
     num_warps: int = 4
     num_stages: int = 2
     kv_major: bool = False
+    addresses_ahead: bool = False
 
     def __post_init__(self) -> None:
         for name in ("block_m", "tile_n"):
@@ -64,22 +70,25 @@ class LaunchProfile:
 
     def short(self) -> str:
         form = "kvmajor" if self.kv_major else "rowmajor"
+        ahead = "/ahead" if self.addresses_ahead else ""
         return (
-            f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/{form}"
+            f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/{form}{ahead}"
         )
 
     @staticmethod
     def from_short(text: str) -> "LaunchProfile":
-        """Inverse of `short()`; the orientation may be left out (row-major)."""
+        """Inverse of `short()`; the orientation may be left out (row-major), `/ahead` is optional."""
         parts = text.split("/")
         fields = dict(zip(("m", "n", "s", "w", "st"), parts[:5]))
         try:
             values = [int(fields[k][len(k):]) for k in ("m", "n", "s", "w", "st") if fields[k].startswith(k)]
         except (KeyError, ValueError):
             values = []
-        if len(values) != 5 or len(parts) > 6 or parts[5:] not in ([], ["rowmajor"], ["kvmajor"]):
-            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor]: {text!r}")
-        return LaunchProfile(*values, kv_major=parts[5:] == ["kvmajor"])
+        ahead = parts[-1] == "ahead" and len(parts) > 5
+        flags = parts[5:len(parts) - ahead]
+        if len(values) != 5 or flags not in ([], ["rowmajor"], ["kvmajor"]):
+            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor][/ahead]: {text!r}")
+        return LaunchProfile(*values, kv_major=flags == ["kvmajor"], addresses_ahead=ahead)
 
 
 def query_class(max_seqlen_q: int) -> str:
