@@ -29,11 +29,11 @@ profiles the table file holds for the bucket, even ones tuned for older kernel s
 (`tables.previous_profiles`: after a kernel change the old optimum is the best first guess, so a
 re-tune with a small `--max-candidates` stays close to it) and every `--first-guess` that fits (a
 combination found in an A/B that no one-field move reaches: on the H200, addresses ahead with a
-smaller tile and a deeper pipeline). Candidates that cannot fit or compute
-the shape (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have more splits
-than KV tiles are pruned unrun. A (bucket, profile) pair is measured once; `--max-candidates` caps
-a bucket's measurements, those on record from earlier runs included (a rerun with the same cap
-measures nothing new, a larger cap goes on).
+smaller tile and a deeper pipeline). Candidates that cannot fit or compute the shape
+(`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have more splits than KV tiles
+are pruned unrun. A (bucket, profile) pair is measured once; `--max-candidates` caps a bucket's
+measurements, those on record from earlier runs included (a rerun with the same cap measures
+nothing new, a larger cap goes on).
 
 Isolation: the tuner process launches no kernel. Workers (`worker_main`, started with the same
 Python) answer JSON-line requests on stdin/stdout; fd 1 is reserved for replies and anything a

@@ -77,7 +77,7 @@ def main() -> int:
     parser.add_argument("--old", required=True, help="directory holding the old `pagedattn` package")
     parser.add_argument("--new", default=str(Path(__file__).resolve().parent.parent), help="the new tree (default: this checkout)")
     parser.add_argument("--case", nargs=2, action="append", metavar=("WORKLOAD", "LABEL"), help="default: headline cases")
-    parser.add_argument("--profile", action="append", default=[], help="extra profile, e.g. m64/n32/s12/w4/st4")
+    parser.add_argument("--profile", action="append", default=[], help="extra profile, e.g. m64/n32/s12/w4/st4/ahead")
     parser.add_argument("--tiny", action="store_true", help="the workloads' tiny cases (CPU interpreter)")
     parser.add_argument("--json", required=True)
     parser.add_argument("--side", help=argparse.SUPPRESS)

@@ -328,7 +328,7 @@ def test_reading_addresses_ahead_is_also_tried_with_three_stages():
         deep, "addresses_ahead", key, KNOWN_DEVICES["NVIDIA_H200"])
 
 
-def test_a_first_guess_is_measured_where_it_fits_and_can_become_the_start(tmp_path):
+def test_a_first_guess_is_measured_in_every_bucket_and_recorded_in_the_command(tmp_path):
     """--first-guess carries a pair of fields found in an A/B (no one-field move reaches it) into
     every bucket it fits, and the table records it in its command line."""
     guess = "m32/n16/s1/w4/st3/rowmajor/ahead"
