@@ -2,7 +2,7 @@
 
 For each (kernel, shape, profile) it prints registers per thread, spilled bytes, shared memory,
 whether ptxas serialized the wgmma instructions (its C7515 warning, which Triton does not show),
-and counts of the SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older
+the fewest cp.async groups a KV loop keeps in flight while it waits (`waits`), and counts of the SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older
 mma.sync path), LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS (shared memory
 traffic), F2F/F2FP (conversions). Costs no device time: Triton ships ptxas and cuobjdump.
 
@@ -93,7 +93,26 @@ def _compile(kernel, sig, const, profile: LaunchProfile) -> dict:
     stack = re.search(r"STACK:(\d+)", usage)
     counts = {op: len(re.findall(rf"\b{op}(\.[A-Z0-9_.]+)?\b", sass)) for op in SASS_OPS}
     return {"regs": int(regs.group(1)) if regs else None, "stack": int(stack.group(1)) if stack else None,
-            "smem": compiled.metadata.shared, "serial": _wgmma_serialized(compiled.asm["ptx"]), **counts}
+            "smem": compiled.metadata.shared, "serial": _wgmma_serialized(compiled.asm["ptx"]),
+            "waits": loop_waits(compiled.asm["ttgir"]), **counts}
+
+
+def loop_waits(ttgir: str) -> int | None:
+    """The smallest `ttg.async_wait {num = N}` inside a KV loop (`scf.for`): how many cp.async
+    groups a loop step may leave in flight while it waits. 0 inside the loop means every K/V copy
+    issued so far must land first (Triton 3.6 with the page table in the loop, perf-notes v6);
+    None: no wait in any loop (nothing pipelined through cp.async)."""
+    found, depth = [], 0
+    for line in ttgir.splitlines():
+        if depth == 0 and " scf.for " in line and line.rstrip().endswith("{"):
+            depth = 1
+            continue
+        if depth:
+            depth += line.count("{") - line.count("}")
+            wait = re.search(r"ttg\.async_wait .*\{num = (\d+) : i32\}", line)
+            if wait:
+                found.append(int(wait.group(1)))
+    return min(found) if found else None
 
 
 def _wgmma_serialized(ptx: str) -> bool:
@@ -113,6 +132,9 @@ def main() -> None:
             for tile, warps, stages in ((32, 4, 3), (64, 4, 3), (64, 8, 3)):
                 prof = LaunchProfile(64, tile, 16, warps, stages, kv_major)
                 rows.append((f"unified verify 16:1 D256 {kv}", prof, compile_unified("bf16", kv, 16, 256, 16, prof, True)))
+        for tile, stages in ((32, 4), (16, 4)):
+            prof = LaunchProfile(64, tile, 12, 4, stages, addresses_ahead=True)
+            rows.append((f"unified verify 16:1 D256 {kv}", prof, compile_unified("bf16", kv, 16, 256, 16, prof, True)))
     for kv_major in (False, True):
         for tile, warps, stages in ((64, 4, 3), (128, 4, 3)):
             prof = LaunchProfile(16, tile, 1, warps, stages, kv_major)
@@ -121,10 +143,10 @@ def main() -> None:
         for kv_major in (False, True):
             prof = LaunchProfile(16, 64, 1, 4, 3, kv_major)
             rows.append((f"sparse TP1 12:1 D256 {kv}", prof, compile_sparse("bf16", kv, 12, 256, 16, prof, False)))
-    keys = ["regs", "stack", "smem", "serial", *SASS_OPS]
-    print(f"{'case':32s} {'profile':34s} " + " ".join(f"{k:>6s}" for k in keys))
+    keys = ["regs", "stack", "smem", "serial", "waits", *SASS_OPS]
+    print(f"{'case':32s} {'profile':40s} " + " ".join(f"{k:>6s}" for k in keys))
     for name, prof, info in rows:
-        print(f"{name:32s} {prof.short():34s} " + " ".join(f"{str(info[k]):>6s}" for k in keys))
+        print(f"{name:32s} {prof.short():40s} " + " ".join(f"{str(info[k]):>6s}" for k in keys))
 
 
 if __name__ == "__main__":

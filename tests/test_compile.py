@@ -1,0 +1,41 @@
+"""Offline sm90 compiles (no GPU needed): structure the speed of the KV loops depends on.
+
+The compiles run in a child process with the interpreter off (`scripts/compile_report.py`), since
+this process imported the kernels for Triton's interpreter.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_PROGRAM = """
+import json, sys
+sys.path.insert(0, "scripts")
+import compile_report as cr
+from pagedattn.profiles.types import LaunchProfile
+waits = {}
+for ahead in (False, True):
+    verify = LaunchProfile(64, 32, 12, 4, 3, addresses_ahead=ahead)
+    waits[f"unified {ahead}"] = cr.compile_unified("bf16", "bf16", 16, 256, 16, verify, True)["waits"]
+    sparse = LaunchProfile(16, 32, 1, 4, 3, addresses_ahead=ahead)
+    waits[f"sparse {ahead}"] = cr.compile_sparse("bf16", "fp8", 12, 256, 16, sparse, False)["waits"]
+print(json.dumps(waits))
+"""
+
+
+def test_addresses_ahead_keeps_two_kv_tiles_in_flight_at_three_stages():
+    """Why `addresses_ahead` exists (ops/common.py): with the page-table entries (sparse: token ids)
+    loaded inside the loop, Triton 3.6's pipeliner waits for every cp.async group mid-loop (0 left
+    in flight), so 3 stages keep one K/V tile in flight; read a step ahead, the loop waits with
+    num_stages - 1 = 2 groups still in flight. Should a Triton upgrade change the first half, the
+    flag may have become unnecessary: re-measure it."""
+    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-c", _PROGRAM], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    waits = json.loads(run.stdout.strip().splitlines()[-1])
+    assert waits == {"unified False": 0, "sparse False": 0, "unified True": 2, "sparse True": 2}
