@@ -418,7 +418,7 @@ def test_profile_short_form_round_trips_and_rejects_other_text():
 
 
 def test_kernel_hash_follows_the_code_not_its_docstrings(tmp_path, monkeypatch):
-    """A docstring edit must not throw away a tuned table; any code edit must."""
+    """A docstring or comment edit must not throw away a tuned table; any code edit must."""
     ops = tmp_path / "ops"
     shutil.copytree(Path(tables.__file__).resolve().parent.parent / "ops", ops)
     monkeypatch.setattr(tables, "_OPS_DIR", ops)
@@ -440,3 +440,15 @@ def test_kernel_hash_follows_the_code_not_its_docstrings(tmp_path, monkeypatch):
     (ops / "sparse.py").write_text((ops / "sparse.py").read_text() + "\nEXTRA = 1\n")
     assert fresh_hash("unified") == before["unified"] and fresh_hash("sparse") != before["sparse"]
     tables.kernel_hash.cache_clear()
+
+
+def test_code_tokens_are_the_same_on_every_python():
+    """The kernel hash must not depend on the interpreter: CI runs Python 3.11, the GPU machine 3.12
+    (an `ast.dump`-based hash differed between them and the H200 table was ignored there). The
+    expected tokens are spelled out; this test runs on both machines."""
+    sample = ('"""Module doc."""\nimport x  # comment\n\n\ndef f(a, b=1.5):\n    """Doc,\n    two lines."""\n\n'
+              "    return a + b  # sum\n")
+    expected = ["NAME import", "NAME x", "NEWLINE ", "NAME def", "NAME f", "OP (", "NAME a", "OP ,", "NAME b", "OP =",
+                "NUMBER 1.5", "OP )", "OP :", "NEWLINE ", "INDENT ", "NAME return", "NAME a", "OP +", "NAME b",
+                "NEWLINE ", "DEDENT ", "ENDMARKER "]
+    assert tables.code_tokens(sample).split("\n") == expected

@@ -62,6 +62,15 @@ def test_block_packing_and_tiles(device, block_m, tile_n):
     assert_close_to_reference(out, ref)
 
 
+@pytest.mark.parametrize("num_splits", [128, 256])
+def test_a_single_long_request_split_past_the_default_cap(device, num_splits):
+    """The tuner may split one sequence's KV range 128 or 256 ways (its only parallelism with one
+    KV head): segments, most of them empty here, merge through 128 / 256 padded partial rows."""
+    shape = UnifiedShape((4,), (1100,), 16, 1, 64, 16, kv_dtype="fp8")
+    out, ref, _ = run_case(shape, device, LaunchProfile(16, 16, num_splits, num_warps=2))
+    assert_close_to_reference(out, ref)
+
+
 @pytest.mark.parametrize("head_size,page", [(64, 16), (128, 32), (256, 64)])
 @pytest.mark.parametrize("kv_major", [False, True])
 def test_head_sizes_and_pages(device, head_size, page, kv_major):

@@ -28,7 +28,7 @@ from .types import LaunchProfile, ShapeKey, next_pow2
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 MIN_TILES_PER_SPLIT = 4
-MAX_SPLITS = {"unified": 64, "sparse": 16}
+MAX_SPLITS = {"unified": 64, "sparse": 16}  # the default's cap; the merge holds every split of a head in one program
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
 

@@ -8,7 +8,7 @@ File: `profiles/tables/<DEVICE_NAME>.json` (DEVICE_NAME as `DeviceInfo.name`, e.
      "previous": [<entries tuned for older kernel sources or Triton versions, same form>]}
 
 A table is used only while its Triton version and the hash of the kernel's code (`kernel_hash`:
-the source without docstrings) match what is running; otherwise it is ignored with a warning (a
+the source's tokens without comments and docstrings) match what is running; otherwise it is ignored with a warning (a
 launch table measured for other code is a guess).
 When the tuner rewrites a table, entries that no longer match move to "previous" instead of being
 dropped: they are never dispatched, but they give the next tuning of their bucket its first guess
@@ -23,8 +23,10 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import io
 import json
 import math
+import tokenize
 import warnings
 from pathlib import Path
 
@@ -42,22 +44,36 @@ MAX_BUCKET_DISTANCE = 6.0  # beyond this (sum of log2 ratios) a tuned entry is n
 
 @functools.lru_cache(maxsize=None)
 def kernel_hash(kernel: str) -> str:
-    """Hash of the kernel's code: its source files parsed, with docstrings left out (comments and
-    layout never reach the tree), so editing the prose beside a kernel keeps its tuned table."""
+    """Hash of the kernel's code: the tokens of its source files without comments, blank lines and
+    docstrings (`code_tokens`), so editing the prose beside a kernel keeps its tuned table. Tokens,
+    not `ast.dump`: the dump differs between Python versions (3.11 here, 3.12 on the GPU machine)."""
     digest = hashlib.sha256()
     for name in _KERNEL_SOURCES[kernel]:
-        digest.update(ast.dump(_without_docstrings(ast.parse((_OPS_DIR / name).read_text()))).encode())
+        digest.update(code_tokens((_OPS_DIR / name).read_text()).encode())
     return digest.hexdigest()[:16]
 
 
-def _without_docstrings(tree: ast.Module) -> ast.Module:
-    for node in ast.walk(tree):
+def code_tokens(source: str) -> str:
+    """One line per token, `NAME text`, leaving out comments, blank lines and docstrings (the first
+    string statement of a module, class or function)."""
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
         body = getattr(node, "body", None)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and \
                 isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
                 isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return tree
+            docstrings.add((body[0].lineno, body[0].col_offset))
+    kept, in_docstring = [], False
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type in (tokenize.COMMENT, tokenize.NL):
+            continue
+        if tok.type == tokenize.STRING and tok.start in docstrings:
+            in_docstring = True  # until the NEWLINE that ends the docstring statement
+        elif not in_docstring:
+            kept.append(f"{tokenize.tok_name[tok.type]} {tok.string.strip()}")
+        elif tok.type == tokenize.NEWLINE:
+            in_docstring = False
+    return "\n".join(kept)
 
 
 def table_path(device_name: str, directory: Path | None = None) -> Path:
