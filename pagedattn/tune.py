@@ -94,7 +94,7 @@ from . import api, reference, timing, workloads
 from .device import KNOWN_DEVICES, DeviceInfo
 from .profiles import rules, tables
 from .profiles import select as dispatch
-from .profiles.types import KERNELS, LaunchProfile, ShapeKey, next_pow2
+from .profiles.types import KERNELS, MAX_STAGES, LaunchProfile, ShapeKey, next_pow2
 
 REL_L2_BOUND = 1e-2
 SEARCH_ORDER = ("num_splits", "addresses_ahead", "tile_n", "block_m", "num_warps", "num_stages", "kv_major")
@@ -117,7 +117,7 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
         "tile_n": (16, 32, 64, 128),
         "block_m": tuple(m for m in (16, 32, 64, 128) if m >= heads_block),
         "num_warps": (2, 4, 8),
-        "num_stages": (1, 2, 3, 4, 5, 6),
+        "num_stages": tuple(range(1, MAX_STAGES + 1)),
         "kv_major": (False, True),
         "addresses_ahead": (False, True),
     }
@@ -133,9 +133,12 @@ def wave_matched(cand: LaunchProfile, start: LaunchProfile, key: ShapeKey, devic
 
 def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile:
     """`cand` (another tile size) with the stage count that keeps `start`'s K/V bytes in flight,
-    tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more."""
-    buffers = round(dispatch.kv_buffers(start.num_stages) * start.tile_n / cand.tile_n)
-    return dataclasses.replace(cand, num_stages=min(max(buffers, 1), 3) + 1)
+    tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more.
+    Buffers per stage count as `select.kv_buffers` has them: num_stages - 1 (at most 3), or one per
+    stage with the addresses read ahead."""
+    buffers = max(round(dispatch.kv_buffers(start.num_stages, start.addresses_ahead) * start.tile_n / cand.tile_n), 1)
+    stages = min(buffers, MAX_STAGES) if cand.addresses_ahead else min(buffers, 3) + 1
+    return dataclasses.replace(cand, num_stages=stages)
 
 
 def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: DeviceInfo) -> list[LaunchProfile]:

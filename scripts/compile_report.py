@@ -2,9 +2,10 @@
 
 For each (kernel, shape, profile) it prints registers per thread, spilled bytes, shared memory,
 whether ptxas serialized the wgmma instructions (its C7515 warning, which Triton does not show),
-the fewest cp.async groups a KV loop keeps in flight while it waits (`waits`), and counts of the SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older
-mma.sync path), LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS (shared memory
-traffic), F2F/F2FP (conversions). Costs no device time: Triton ships ptxas and cuobjdump.
+the fewest cp.async groups a KV loop keeps in flight while it waits (`waits`), and counts of the
+SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older mma.sync path),
+LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS (shared memory traffic), F2F/F2FP
+(conversions). Costs no device time: Triton ships ptxas and cuobjdump.
 
     TRITON_INTERPRET=0 python3 scripts/compile_report.py
 """

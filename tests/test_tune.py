@@ -315,6 +315,16 @@ def test_bad_requests_fail_with_a_message_before_any_work(tmp_path, monkeypatch,
     assert not (tmp_path / "results.jsonl").exists()
 
 
+@pytest.mark.parametrize("other_tile,matched_stages", [
+    (64, 2),  # four 32-token buffers in flight -> two 64-token ones, one per stage
+    (16, 6),  # eight 16-token buffers, capped at the deepest pipeline a profile may ask for
+])
+def test_pipeline_matching_counts_one_buffer_per_stage_when_reading_ahead(other_tile, matched_stages):
+    start = LaunchProfile(64, 32, 12, 4, 4, addresses_ahead=True)
+    other = LaunchProfile(64, other_tile, 12, 4, 4, addresses_ahead=True)
+    assert tune.pipeline_matched(other, start).num_stages == matched_stages
+
+
 def test_reading_addresses_ahead_is_also_tried_with_three_stages():
     """Read ahead, num_stages - 1 tiles are in flight (ops/common.py): the sweep pairs the flag
     with a three-stage pipeline as well as toggling it at the current depth."""

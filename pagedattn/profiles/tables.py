@@ -8,8 +8,8 @@ File: `profiles/tables/<DEVICE_NAME>.json` (DEVICE_NAME as `DeviceInfo.name`, e.
      "previous": [<entries tuned for older kernel sources or Triton versions, same form>]}
 
 A table is used only while its Triton version and the hash of the kernel's code (`kernel_hash`:
-the source's tokens without comments and docstrings) match what is running; otherwise it is ignored with a warning (a
-launch table measured for other code is a guess).
+the source's tokens without comments and docstrings) match what is running; otherwise it is
+ignored with a warning (a launch table measured for other code is a guess).
 When the tuner rewrites a table, entries that no longer match move to "previous" instead of being
 dropped: they are never dispatched, but they give the next tuning of their bucket its first guess
 (`previous_profiles`), even when the buckets are re-tuned one workload at a time.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 KERNELS = ("unified", "sparse")
+MAX_STAGES = 6  # software-pipelining depth a profile may ask for
 
 
 def next_pow2(n: int) -> int:
@@ -54,8 +55,8 @@ class LaunchProfile:
             raise ValueError(f"LaunchProfile.num_splits must be >= 1, got {self.num_splits}")
         if self.num_warps not in (1, 2, 4, 8, 16):
             raise ValueError(f"LaunchProfile.num_warps must be 1, 2, 4, 8 or 16, got {self.num_warps}")
-        if not 1 <= self.num_stages <= 6:
-            raise ValueError(f"LaunchProfile.num_stages must be in 1..6, got {self.num_stages}")
+        if not 1 <= self.num_stages <= MAX_STAGES:
+            raise ValueError(f"LaunchProfile.num_stages must be in 1..{MAX_STAGES}, got {self.num_stages}")
 
     def block_q(self, group: int) -> int:
         """Query tokens packed per unified program."""
