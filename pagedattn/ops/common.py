@@ -19,7 +19,14 @@
                           and consumed there instead of being written back to shared memory.
 * `write_rows`          — normalise a program's rows and store them to `out`, or, when the KV
                           range is split, store the fp32 partial and its log2-sum-exp.
-* `merge_splits_kernel` — combine split partials by their log2-sum-exp into `out`.
+* `merge_splits_kernel` — combine split partials by their log2-sum-exp into `out`. Its launch
+                          shape is fixed, not tuned. A program loads MERGE_VALUES partial values
+                          (splits x head columns) at once, all its splits when they fit: the widest
+                          column slice that holds every split, at least MERGE_MIN_COLUMNS wide
+                          (12 splits at D=256: one program per (row, head), as before v7; 256
+                          splits: 16 columns, so one sequence's 16 heads get 256 programs instead
+                          of 16 programs holding 256 KB each, which spilled), looping over chunks
+                          of splits only past MERGE_VALUES / MERGE_MIN_COLUMNS = 256 splits.
 
 Addresses one step ahead (`ADDRESSES_AHEAD`, the profile's `addresses_ahead`): a KV loop whose
 K/V addresses come from a load inside the loop (page-table entries, resolved token ids) can read
@@ -44,6 +51,8 @@ import triton.language as tl
 LOG2E = tl.constexpr(1.4426950408889634)
 RESCALE_SLACK = tl.constexpr(8.0)  # log2 units a row maximum may grow before acc is rescaled
 NEG_BIG = tl.constexpr(-1.0e30)  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) NaN-free
+MERGE_VALUES = 4096  # partial values a merge program loads at once: 32 fp32 registers per thread at 4 warps
+MERGE_MIN_COLUMNS = 16  # narrowest head-column slice of a merge program (64 B per split)
 
 
 @triton.jit
@@ -167,25 +176,36 @@ def write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_pt
 def merge_splits_kernel(
     part_ptr, lse_ptr, out_ptr,
     num_rows, num_splits, stride_out_row, stride_out_head,
-    NUM_HEADS: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, SPLITS_PAD: tl.constexpr,
+    NUM_HEADS: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, COLUMNS: tl.constexpr,
+    SPLIT_CHUNK: tl.constexpr,
 ):
-    """out[row, head] = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M); empty splits (lse -inf)
-    are never read. Partials: part [num_splits, num_rows, NUM_HEADS, HEAD_PAD] fp32,
-    lse [num_splits, num_rows, NUM_HEADS]."""
+    """out[row, head, columns] = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M) over one slice of
+    COLUMNS head columns, SPLIT_CHUNK splits at a time with a running maximum M. A chunk's lse and
+    partials are loaded together (one memory round trip); the partials of empty splits (lse -inf,
+    never written) are loaded and discarded. Partials: part [num_splits, num_rows, NUM_HEADS,
+    HEAD_PAD] fp32, lse [num_splits, num_rows, NUM_HEADS]."""
     row = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1)
-    offs_s = tl.arange(0, SPLITS_PAD)
-    offs_d = tl.arange(0, HEAD_PAD)
-    slot = (offs_s.to(tl.int64) * num_rows + row) * NUM_HEADS + head  # [SPLITS_PAD]
-    lse = tl.load(lse_ptr + slot, mask=offs_s < num_splits, other=float("-inf"))
-    top = tl.max(lse, 0)
-    top = tl.where(top == float("-inf"), 0.0, top)
-    w = tl.exp2(lse - top)  # 0 for empty splits
+    offs_d = tl.program_id(2) * COLUMNS + tl.arange(0, COLUMNS)
+    offs_c = tl.arange(0, SPLIT_CHUNK)
     d_ok = offs_d < HEAD  # the partials' padded head columns were never written
-    o = tl.load(part_ptr + slot[:, None] * HEAD_PAD + offs_d[None, :], mask=(w > 0.0)[:, None] & d_ok[None, :],
-                other=0.0)
-    total = tl.sum(w, 0)
-    res = tl.sum(o * w[:, None], 0) / tl.where(total > 0.0, total, 1.0)
+    top = tl.full([], float("-inf"), tl.float32)
+    total = tl.zeros([], tl.float32)
+    acc = tl.zeros([COLUMNS], tl.float32)
+    for first in range(0, num_splits, SPLIT_CHUNK):
+        split_ok = first + offs_c < num_splits
+        slot = ((first + offs_c).to(tl.int64) * num_rows + row) * NUM_HEADS + head  # [SPLIT_CHUNK]
+        lse = tl.load(lse_ptr + slot, mask=split_ok, other=float("-inf"))
+        o = tl.load(part_ptr + slot[:, None] * HEAD_PAD + offs_d[None, :], mask=split_ok[:, None] & d_ok[None, :],
+                    other=0.0)
+        new_top = tl.maximum(top, tl.max(lse, 0))
+        base = tl.where(new_top == float("-inf"), 0.0, new_top)
+        rescale = tl.exp2(top - base)  # 0 while nothing was merged
+        w = tl.exp2(lse - base)  # 0 for empty splits
+        acc = acc * rescale + tl.sum(tl.where(w[:, None] > 0.0, o, 0.0) * w[:, None], 0)
+        total = total * rescale + tl.sum(w, 0)
+        top = new_top
+    res = acc / tl.where(total > 0.0, total, 1.0)
     tl.store(out_ptr + row * stride_out_row + head * stride_out_head + offs_d,
              res.to(out_ptr.dtype.element_ty), mask=d_ok)
 
@@ -212,8 +232,9 @@ def launch_merge(part, lse, out):
     splits, rows, heads, head_pad = part.shape
     if rows == 0:
         return
-    merge_splits_kernel[(rows, heads)](
+    columns = min(head_pad, max(MERGE_MIN_COLUMNS, MERGE_VALUES // triton.next_power_of_2(splits)))
+    merge_splits_kernel[(rows, heads, head_pad // columns)](
         part, lse, out, rows, splits, out.stride(0), out.stride(1),
-        NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, SPLITS_PAD=triton.next_power_of_2(splits),
-        num_warps=4,
+        NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns,
+        SPLIT_CHUNK=min(triton.next_power_of_2(splits), MERGE_VALUES // columns), num_warps=4,
     )

@@ -124,7 +124,8 @@ def sparse_attention_kernel(
     v_head = kv_head * stride_v_head
     tokens_row = tokens_ptr + row * topk
     j = lo + offs_n
-    token = tl.load(tokens_row + j, mask=j < hi, other=-1)  # [TILE_N]
+    if ADDRESSES_AHEAD:
+        token = tl.load(tokens_row + j, mask=j < hi, other=-1)  # [TILE_N]
     for _ in range(lo, hi, TILE_N):
         if not ADDRESSES_AHEAD:
             token = tl.load(tokens_row + j, mask=j < hi, other=-1)
@@ -182,8 +183,8 @@ def launch_sparse_attention(
         out.stride(0), out.stride(1),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, TILE_N=profile.tile_n, SPLIT=splits > 1, KV_MAJOR=profile.kv_major,
-        ADDRESSES_AHEAD=profile.addresses_ahead, HAS_COUNTS=counts is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn,
-        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        ADDRESSES_AHEAD=profile.addresses_ahead, HAS_COUNTS=counts is not None,
+        KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )
     if splits > 1:

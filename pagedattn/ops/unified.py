@@ -45,8 +45,8 @@ import triton.language as tl
 
 from ..profiles.types import LaunchProfile
 from .common import (
-    LOG2E, NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args, split_workspace,
-    write_rows,
+    LOG2E, NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args,
+    split_workspace, write_rows,
 )
 
 BATCH_SIZED_ARGS = ["num_seqs", "num_tokens", "max_blocks", "stride_table"]
@@ -81,7 +81,8 @@ def _attend_tiles(
     ADDRESSES_AHEAD: each step reads the next tile's page-table entries into registers and carries
     them, so the K/V copies of num_stages - 1 tiles stay in flight (ops/common.py)."""
     pos = kv_lo + tile_lo * TILE_N + offs_n  # [TILE_N] absolute key positions
-    phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
+    if ADDRESSES_AHEAD:
+        phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
     for _ in range(tile_lo, tile_hi):
         if not ADDRESSES_AHEAD:
             phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
@@ -233,8 +234,9 @@ def launch_unified_attention(
         out.stride(0), out.stride(1), block_table.stride(0),
         NUM_Q_HEADS=num_q_heads, GROUP=group, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, BLOCK_Q=block_q, TILE_N=profile.tile_n, SPLIT=splits > 1,
-        KV_MAJOR=profile.kv_major, ADDRESSES_AHEAD=profile.addresses_ahead, HAS_WINDOW=sliding_window is not None, HAS_SOFTCAP=softcap is not None,
-        HAS_SINKS=sinks is not None, KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        KV_MAJOR=profile.kv_major, ADDRESSES_AHEAD=profile.addresses_ahead,
+        HAS_WINDOW=sliding_window is not None, HAS_SOFTCAP=softcap is not None, HAS_SINKS=sinks is not None,
+        KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )
     if splits > 1:

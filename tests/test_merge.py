@@ -1,0 +1,49 @@
+"""The split merge kernel on its own: random partials against a float64 merge.
+
+A program takes a slice of head columns and loops over chunks of splits; the cases cover one chunk
+and several (a last chunk partly past num_splits), one column slice and several, a head size with
+padded columns, empty splits whose partials are NaN (loaded, they must be discarded) and a row with
+every split empty (its output is 0).
+"""
+
+import pytest
+import torch
+import triton
+
+from pagedattn.ops.common import MERGE_MIN_COLUMNS, MERGE_VALUES, launch_merge
+
+from conftest import assert_close_to_reference, nan_like
+
+
+def merge_reference(part: torch.Tensor, lse: torch.Tensor, head: int) -> torch.Tensor:
+    """float64: sum_s 2^lse_s o_s / sum_s 2^lse_s over the non-empty splits, 0 where all are empty."""
+    part, lse = part[..., :head].double(), lse.double()
+    weight = torch.exp2(lse - lse.amax(0).clamp(min=-1e300)).nan_to_num(0.0)  # [S, rows, H]
+    num = (torch.where(weight[..., None] > 0, part, 0.0) * weight[..., None]).sum(0)
+    den = weight.sum(0)[..., None]
+    return torch.where(den > 0, num / den.clamp(min=1e-300), 0.0)
+
+
+@pytest.mark.parametrize("splits", [2, 5, 64, 65, 200, 300])
+@pytest.mark.parametrize("head", [64, 80, 256])
+def test_merge_matches_float64(device, splits, head):
+    gen = torch.Generator().manual_seed(splits * 1000 + head)
+    rows, heads, head_pad = 3, 2, triton.next_power_of_2(head)
+    part = torch.randn(splits, rows, heads, head_pad, generator=gen)
+    lse = torch.randn(splits, rows, heads, generator=gen) * 4.0
+    empty = torch.rand(splits, rows, heads, generator=gen) < 0.3
+    empty[:, 1, 0] = True  # one (row, head) with nothing to merge
+    lse[empty] = float("-inf")
+    part[empty] = float("nan")
+    part[..., head:] = float("nan")  # padded columns are never written by the attention kernels
+    out = nan_like(torch.empty(rows, heads, head, dtype=torch.bfloat16, device=device))
+    launch_merge(part.to(device), lse.to(device), out)
+    ref = merge_reference(part, lse, head)
+    assert_close_to_reference(out.cpu().double(), ref)
+    assert (out[1, 0] == 0).all()
+
+
+def test_the_cases_cover_several_chunks_and_column_slices():
+    """Guards the parametrisation above against a change of the merge constants."""
+    assert 300 > MERGE_VALUES // MERGE_MIN_COLUMNS  # 300 splits take more than one chunk
+    assert MERGE_VALUES // 256 < 64  # 200 splits (256 padded) slice D=64 into several programs
