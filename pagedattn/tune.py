@@ -112,9 +112,9 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
     heads_block = max(16, next_pow2(key.group))
     return {
         # beyond the analytic default's cap (select.MAX_SPLITS): one KV head of one sequence has no
-        # other parallelism, and only a measurement says whether the wider merge pays (512: about
-        # four programs per SM on 132 SMs)
-        "num_splits": (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if key.kernel == "unified" else (1, 2, 4, 8, 16),
+        # other parallelism, and only a measurement says whether the wider merge pays (512 lost to
+        # 256 on the H200's single long requests, perf-notes v7)
+        "num_splits": (1, 2, 4, 8, 16, 32, 64, 128, 256) if key.kernel == "unified" else (1, 2, 4, 8, 16),
         "tile_n": (16, 32, 64, 128),
         "block_m": tuple(m for m in (16, 32, 64, 128) if m >= heads_block),
         "num_warps": (2, 4, 8),
