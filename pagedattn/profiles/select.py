@@ -28,7 +28,9 @@ from .types import LaunchProfile, ShapeKey, next_pow2
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 MIN_TILES_PER_SPLIT = 4
-MAX_SPLITS = {"unified": 64, "sparse": 16}  # the default's cap; the merge holds every split of a head in one program
+# the default's cap: each split adds an fp32 partial row per query row and head to write and merge;
+# past 64 that paid only for one-KV-head single long requests (H200: 256, perf-notes v7), which the tuner finds
+MAX_SPLITS = {"unified": 64, "sparse": 16}
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
 
