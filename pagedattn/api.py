@@ -154,16 +154,6 @@ def choose_sparse_profile(q, k_cache, indices, profile=None) -> Selection:
     return select_profile(key, DeviceInfo.current(q.device.index if q.is_cuda else None), profile)
 
 
-def _profile_list(profile: LaunchProfile) -> list[int]:
-    return [profile.block_m, profile.tile_n, profile.num_splits, profile.num_warps, profile.num_stages,
-            int(profile.kv_major), int(profile.addresses_ahead)]
-
-
-def _profile_from_list(values: list[int]) -> LaunchProfile:
-    block_m, tile_n, splits, warps, stages, kv_major, ahead = values
-    return LaunchProfile(block_m, tile_n, splits, warps, stages, bool(kv_major), bool(ahead))
-
-
 # --------------------------------------------------------------------------- custom ops
 
 
@@ -181,7 +171,7 @@ def _unified_op(
         k_scale=k_scale_tensor if k_scale_tensor is not None else k_scale,
         v_scale=v_scale_tensor if v_scale_tensor is not None else v_scale,
         sliding_window=sliding_window or None, softcap=softcap or None, sinks=sinks,
-        profile=_profile_from_list(profile),
+        profile=LaunchProfile.from_ints(profile),
     )
 
 
@@ -203,7 +193,7 @@ def _sparse_op(
         softmax_scale=softmax_scale,
         k_scale=k_scale_tensor if k_scale_tensor is not None else k_scale,
         v_scale=v_scale_tensor if v_scale_tensor is not None else v_scale,
-        profile=_profile_from_list(profile),
+        profile=LaunchProfile.from_ints(profile),
     )
 
 
@@ -273,7 +263,7 @@ def unified_attention(
     torch.ops.pagedattn.unified_attention(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_t, v_t, k_v, v_v,
         float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale),
-        float(softcap or 0.0), int(sliding_window or 0), _profile_list(chosen),
+        float(softcap or 0.0), int(sliding_window or 0), chosen.to_ints(),
     )
     return out
 
@@ -322,6 +312,6 @@ def sparse_attention(
     v_t, v_v, _ = scale_args(v_scale)
     torch.ops.pagedattn.sparse_attention(
         q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, k_t, v_t, k_v, v_v,
-        float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale), _profile_list(chosen),
+        float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale), chosen.to_ints(),
     )
     return out

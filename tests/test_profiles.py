@@ -379,6 +379,18 @@ def test_launch_profile_limits_and_round_trip():
     assert LaunchProfile(block_m=16, tile_n=16).block_q(24) == 1
 
 
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True), (True, True)])
+def test_launch_profile_int_list_round_trip(flags):
+    """The custom ops carry a profile as a list of ints: every field, the flags back as bools (a
+    flag that came back as 1 would compile the kernels a second time under another constexpr)."""
+    p = LaunchProfile(64, 32, 12, 4, 4, *flags)
+    back = LaunchProfile.from_ints(p.to_ints())
+    assert back == p and [type(getattr(back, k)) for k in ("kv_major", "addresses_ahead")] == [bool, bool]
+    assert len(p.to_ints()) == len(p.to_dict())
+    with pytest.raises(ValueError, match="7 fields"):
+        LaunchProfile.from_ints(p.to_ints()[:-1])
+
+
 @pytest.mark.parametrize("max_seqlen_q,expected", [
     (0, "decode"), (1, "decode"), (2, "verify"), (4, "verify"), (8, "verify"), (9, "prefill"), (8192, "prefill"),
 ])

@@ -8,7 +8,7 @@ lookup needs no device synchronisation and is stable under CUDA-graph capture.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 KERNELS = ("unified", "sparse")
 MAX_STAGES = 6  # software-pipelining depth a profile may ask for
@@ -64,6 +64,19 @@ class LaunchProfile:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def to_ints(self) -> list[int]:
+        """Every field as an int, in declaration order: the form the custom ops take (`api.py`)."""
+        return [int(getattr(self, f.name)) for f in fields(self)]
+
+    @staticmethod
+    def from_ints(values: list[int]) -> "LaunchProfile":
+        """Inverse of `to_ints` (flags come back as bools, so they specialise the kernels as before)."""
+        names = [f.name for f in fields(LaunchProfile)]
+        if len(values) != len(names):
+            raise ValueError(f"a profile has {len(names)} fields ({', '.join(names)}), got {len(values)} values")
+        return LaunchProfile(**{f.name: bool(v) if f.type == "bool" else int(v)
+                                for f, v in zip(fields(LaunchProfile), values)})
 
     @staticmethod
     def from_dict(data: dict) -> "LaunchProfile":
