@@ -39,3 +39,18 @@ def test_addresses_ahead_keeps_two_kv_tiles_in_flight_at_three_stages():
     assert run.returncode == 0, run.stderr[-2000:]
     waits = json.loads(run.stdout.strip().splitlines()[-1])
     assert waits == {"unified False": 0, "sparse False": 0, "unified True": 2, "sparse True": 2}
+
+
+def test_gluon_verify_probe_compiles_for_sm90_without_spills():
+    """The Gluon probe of the next verify kernel (scripts/gluon_verify_probe.py, perf-notes v7 item
+    10) keeps building: FA2's layout at 16-key tiles, 64 mma.sync per tile per warp (QK^T 2 x 16,
+    P.V 32 x 1), no stack. A Triton upgrade that changes the Gluon API or the layout's cost fails
+    here before anyone spends device time on it."""
+    env = dict(os.environ, TRITON_INTERPRET="0")
+    run = subprocess.run([sys.executable, "scripts/gluon_verify_probe.py", "compile"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    builds = {(b["tile_n"], b["stages"]): b for b in map(json.loads, run.stdout.strip().splitlines())}
+    n16 = builds[(16, 3)]
+    assert (n16["HMMA"], n16["HGMMA"], n16["stack"]) == (64, 0, 0) and n16["regs"] <= 255
+    assert n16["smem"] == 3 * 2 * 16 * 256 * 2  # STAGES x (K, V) x 16 keys x D x bf16

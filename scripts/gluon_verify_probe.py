@@ -1,0 +1,236 @@
+"""Probe for the next verify kernel: MTP verify (BF16 K/V, 16q/1kv, 4 draft tokens, D=256) written in
+Gluon with FlashAttention-2's layout — mma.sync with each of the 4 warps owning 16 of the 64 rows, so
+the softmax needs no cross-warp step — K/V tiles streamed through shared memory with cp.async
+(STAGES buffers), split-KV partials merged by pagedattn's merge kernel. Not part of the library:
+Triton's own layout choice does not reach this schedule (perf-notes v7 item 7), so this measures
+what writing it out buys before any library work (perf-notes v7 item 10, §6 item 1).
+
+Simplifications against `ops/unified.py`: uniform query length, BF16 only, head size a multiple of
+4 x 16, the causal mask on every tile, no window/softcap/sinks, page ids trusted, and the running
+maximum rescales the accumulator every tile (no lazy rescaling).
+
+    TRITON_INTERPRET=0 python3 scripts/gluon_verify_probe.py compile   # offline sm90: registers, stack, SASS
+    PYTHONPATH=. python3 scripts/gluon_verify_probe.py run OUT.json     # GPU: rel-L2 and time vs the table profile
+"""
+
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import torch
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
+
+LOG2E = 1.4426950408889634
+
+
+@gluon.jit
+def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, table_row, t, tile_hi, kv_lo, kv_hi, head_off,
+                stride_block, stride_slot, max_blocks,
+                TILE_N: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr,
+                COPY: gl.constexpr):
+    offs_n = gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
+    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
+    pos = kv_lo + t * TILE_N + offs_n
+    ok = (pos < kv_hi) & (t < tile_hi)
+    page = pos // PAGE
+    phys = gl.load(table_row + page, mask=ok & (page < max_blocks), other=0)
+    rows = phys.to(gl.int64) * stride_block + (pos % PAGE) * stride_slot + head_off
+    ptrs = rows[:, None] + offs_d[None, :]
+    mask = ok[:, None] & (offs_d[None, :] < D)
+    async_copy.async_copy_global_to_shared(k_smem.index(t % STAGES), k_ptr + ptrs, mask=mask)
+    async_copy.async_copy_global_to_shared(v_smem.index(t % STAGES), v_ptr + ptrs, mask=mask)
+    async_copy.commit_group()
+
+
+@gluon.jit
+def verify_rows_per_warp_kernel(
+    q_ptr, k_ptr, v_ptr, part_ptr, lse_ptr, seq_lens_ptr, table_ptr,
+    scale_log2, num_tokens, num_splits, max_blocks,
+    stride_q_tok, stride_q_head, stride_k_block, stride_k_slot, stride_k_head, stride_table,
+    NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, Q_LEN: gl.constexpr, D: gl.constexpr,
+    PAGE: gl.constexpr, TILE_N: gl.constexpr, STAGES: gl.constexpr, CHUNK: gl.constexpr,
+):
+    M: gl.constexpr = GROUP * Q_LEN
+    seq = gl.program_id(0)
+    kv_head = gl.program_id(1)
+    split = gl.program_id(2)
+
+    MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[4, 1], instr_shape=[16, 8])
+    A_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=MMA, k_width=2)
+    B_OP: gl.constexpr = gl.DotOperandLayout(operand_index=1, parent=MMA, k_width=2)
+    COPY: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])
+    SMEM: gl.constexpr = gl.SwizzledSharedLayout(vec=8, per_phase=1, max_phase=8, order=[1, 0])
+    ROWS: gl.constexpr = gl.SliceLayout(1, MMA)
+    COLS: gl.constexpr = gl.SliceLayout(0, MMA)
+
+    kv_len = gl.load(seq_lens_ptr + seq)
+    context = kv_len - Q_LEN
+    num_tiles = gl.cdiv(kv_len, TILE_N)
+    per_split = gl.cdiv(num_tiles, num_splits)
+    tile_lo = split * per_split
+    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
+
+    offs_m = gl.arange(0, M, layout=ROWS)
+    tok = seq * Q_LEN + offs_m // GROUP
+    head = kv_head * GROUP + offs_m % GROUP
+    part_rows = (split * num_tokens + tok).to(gl.int64) * NUM_Q_HEADS + head
+    if tile_lo >= tile_hi:
+        gl.store(lse_ptr + part_rows, gl.full([M], float("-inf"), gl.float32, ROWS))
+        return
+
+    # Q: one [M, CHUNK] register operand per head-dimension chunk
+    q_rows = tok.to(gl.int64) * stride_q_tok + head * stride_q_head
+    offs_c = gl.arange(0, CHUNK, layout=COLS)
+    q0 = gl.convert_layout(gl.load(q_ptr + q_rows[:, None] + offs_c[None, :]), A_OP)
+    q1 = gl.convert_layout(gl.load(q_ptr + q_rows[:, None] + (CHUNK + offs_c)[None, :]), A_OP)
+    q2 = gl.convert_layout(gl.load(q_ptr + q_rows[:, None] + (2 * CHUNK + offs_c)[None, :]), A_OP)
+    q3 = gl.convert_layout(gl.load(q_ptr + q_rows[:, None] + (3 * CHUNK + offs_c)[None, :]), A_OP)
+
+    k_smem = gl.allocate_shared_memory(gl.bfloat16, [STAGES, TILE_N, D], SMEM)
+    v_smem = gl.allocate_shared_memory(gl.bfloat16, [STAGES, TILE_N, D], SMEM)
+    table_row = table_ptr + seq.to(gl.int64) * stride_table
+    head_off = kv_head * stride_k_head
+    for pre in gl.static_range(STAGES - 1):
+        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, table_row, tile_lo + pre, tile_hi, 0, kv_len, head_off,
+                    stride_k_block, stride_k_slot, max_blocks, TILE_N, D, PAGE, STAGES, COPY)
+
+    m_i = gl.full([M], -1.0e30, gl.float32, ROWS)
+    l_i = gl.zeros([M], gl.float32, ROWS)
+    acc0 = gl.zeros([M, CHUNK], gl.float32, MMA)
+    acc1 = gl.zeros([M, CHUNK], gl.float32, MMA)
+    acc2 = gl.zeros([M, CHUNK], gl.float32, MMA)
+    acc3 = gl.zeros([M, CHUNK], gl.float32, MMA)
+    q_pos = context + offs_m // GROUP
+    offs_n = gl.arange(0, TILE_N, layout=COLS)
+    for t in range(tile_lo, tile_hi):
+        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, table_row, t + STAGES - 1, tile_hi, 0, kv_len, head_off,
+                    stride_k_block, stride_k_slot, max_blocks, TILE_N, D, PAGE, STAGES, COPY)
+        async_copy.wait_group(STAGES - 1)
+        gl.thread_barrier()
+        k_t = k_smem.index(t % STAGES).permute([1, 0])  # [D, TILE_N]
+        s = gl.zeros([M, TILE_N], gl.float32, MMA)
+        s = mma_v2(q0, k_t.slice(0, CHUNK, dim=0).load(B_OP), s)
+        s = mma_v2(q1, k_t.slice(CHUNK, CHUNK, dim=0).load(B_OP), s)
+        s = mma_v2(q2, k_t.slice(2 * CHUNK, CHUNK, dim=0).load(B_OP), s)
+        s = mma_v2(q3, k_t.slice(3 * CHUNK, CHUNK, dim=0).load(B_OP), s)
+        pos = t * TILE_N + offs_n
+        visible = (pos[None, :] <= q_pos[:, None]) & (pos[None, :] < kv_len)
+        s = gl.where(visible, s * scale_log2, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(s, axis=1))
+        alpha = gl.exp2(m_i - m_new)
+        p = gl.exp2(s - m_new[:, None])
+        l_i = l_i * alpha + gl.sum(p, axis=1)
+        m_i = m_new
+        p_op = gl.convert_layout(p.to(gl.bfloat16), A_OP)
+        v_t = v_smem.index(t % STAGES)  # [TILE_N, D]
+        acc0 = mma_v2(p_op, v_t.slice(0, CHUNK, dim=1).load(B_OP), acc0 * alpha[:, None])
+        acc1 = mma_v2(p_op, v_t.slice(CHUNK, CHUNK, dim=1).load(B_OP), acc1 * alpha[:, None])
+        acc2 = mma_v2(p_op, v_t.slice(2 * CHUNK, CHUNK, dim=1).load(B_OP), acc2 * alpha[:, None])
+        acc3 = mma_v2(p_op, v_t.slice(3 * CHUNK, CHUNK, dim=1).load(B_OP), acc3 * alpha[:, None])
+        gl.thread_barrier()
+    async_copy.wait_group(0)
+
+    inv = 1.0 / l_i
+    out_rows = part_rows * D
+    gl.store(part_ptr + out_rows[:, None] + offs_c[None, :], acc0 * inv[:, None])
+    gl.store(part_ptr + out_rows[:, None] + (CHUNK + offs_c)[None, :], acc1 * inv[:, None])
+    gl.store(part_ptr + out_rows[:, None] + (2 * CHUNK + offs_c)[None, :], acc2 * inv[:, None])
+    gl.store(part_ptr + out_rows[:, None] + (3 * CHUNK + offs_c)[None, :], acc3 * inv[:, None])
+    gl.store(lse_ptr + part_rows, m_i + gl.log2(l_i))
+
+
+def launch(kw, splits, tile_n, stages, out, part, lse):
+    from pagedattn.ops.common import launch_merge
+    q, k, v = kw["q"], kw["k_cache"], kw["v_cache"]
+    num_tokens, num_q_heads, head = q.shape
+    _, page, num_kv_heads, _ = k.shape
+    seqs = kw["seq_lens"].shape[0]
+    verify_rows_per_warp_kernel[(seqs, num_kv_heads, splits)](
+        q, k, v, part, lse, kw["seq_lens"], kw["block_table"],
+        head ** -0.5 * LOG2E, num_tokens, splits, kw["block_table"].shape[1],
+        q.stride(0), q.stride(1), k.stride(0), k.stride(1), k.stride(2), kw["block_table"].stride(0),
+        NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, Q_LEN=num_tokens // seqs, D=head,
+        PAGE=page, TILE_N=tile_n, STAGES=stages, CHUNK=head // 4, num_warps=4,
+    )
+    launch_merge(part, lse, out)
+
+
+def compile_offline(tile_n: int, stages: int) -> dict:
+    """Registers, stack bytes, shared memory and SASS counts of the sm90 build (no GPU needed)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    fn = verify_rows_per_warp_kernel
+    sig, const = {}, dict(NUM_Q_HEADS=16, GROUP=16, Q_LEN=4, D=256, PAGE=16, TILE_N=tile_n, STAGES=stages, CHUNK=64)
+    for name in fn.arg_names:
+        if name in const:
+            sig[name] = "constexpr"
+        elif name.endswith("_ptr"):
+            sig[name] = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "part_ptr": "*fp32",
+                         "lse_ptr": "*fp32"}.get(name, "*i32")
+        else:
+            sig[name] = "fp32" if name == "scale_log2" else "i32"
+    divisible = [i for i, n in enumerate(fn.arg_names) if n.startswith("stride") or n.endswith("_ptr")]
+    attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
+    c = triton.compile(GluonASTSource(fn=fn, signature=sig, constexprs=const, attrs=attrs),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(c.asm["cubin"])
+        f.flush()
+        sass = subprocess.run([cuobjdump, "--dump-sass", f.name], capture_output=True, text=True).stdout
+        usage = subprocess.run([cuobjdump, "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
+    report = {"regs": int(re.search(r"REG:(\d+)", usage).group(1)),
+              "stack": int(re.search(r"STACK:(\d+)", usage).group(1)), "smem": c.metadata.shared}
+    return report | {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HMMA", "HGMMA", "LDSM", "LDGSTS", "BAR")}
+
+
+def run(path):
+    import pagedattn
+    from pagedattn import LaunchProfile, reference
+    from pagedattn.timing import time_calls
+    from pagedattn.workloads import get_workload
+    rows = []
+    for label, table_profile in [("B=20 q=4 kv=32768 16q/1kv d256 bf16", "m64/n16/s12/w4/st4/ahead"),
+                                 ("B=20 q=4 kv=70000 16q/1kv d256 bf16", "m64/n32/s12/w4/st3")]:
+        case = next(c for c in get_workload("mtp-verify").cases if c.label == label)
+        kw = case.build("cuda").kwargs
+        ref = reference.unified_attention(**kw)
+        base = LaunchProfile.from_short(table_profile)
+        out = torch.empty_like(kw["q"])
+        ms_triton = time_calls([functools.partial(pagedattn.unified_attention, **kw, out=out, profile=base)])
+        rows.append(dict(case=label, kernel="pagedattn (Triton)", profile=table_profile, ms=ms_triton))
+        print(json.dumps(rows[-1]), flush=True)
+        for splits, tile_n, stages in [(12, 16, 3), (12, 16, 4), (12, 32, 3), (24, 16, 3), (12, 32, 2), (6, 32, 3)]:
+            t, h, d = kw["q"].shape
+            part = torch.empty(splits, t, h, d, dtype=torch.float32, device="cuda")
+            lse = torch.empty(splits, t, h, dtype=torch.float32, device="cuda")
+            out = torch.full_like(kw["q"], float("nan"))
+            try:
+                launch(kw, splits, tile_n, stages, out, part, lse)
+                err = reference.rel_l2(out, ref)
+                ms = time_calls([functools.partial(launch, kw, splits, tile_n, stages, out, part, lse)])
+                rows.append(dict(case=label, kernel="gluon rows-per-warp", splits=splits, tile_n=tile_n,
+                                 stages=stages, ms=ms, rel_l2=err))
+            except Exception as e:  # a probe: record what failed and go on
+                rows.append(dict(case=label, kernel="gluon rows-per-warp", splits=splits, tile_n=tile_n,
+                                 stages=stages, error=f"{type(e).__name__}: {str(e)[:300]}"))
+            print(json.dumps(rows[-1]), flush=True)
+    with open(path, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["compile"]:
+        for tile_n, stages in [(16, 3), (16, 4), (32, 3), (32, 2)]:
+            print(json.dumps({"tile_n": tile_n, "stages": stages} | compile_offline(tile_n, stages)))
+    elif sys.argv[1:2] == ["run"] and len(sys.argv) == 3:
+        run(sys.argv[2])
+    else:
+        sys.exit(__doc__)
