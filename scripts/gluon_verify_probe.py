@@ -6,8 +6,8 @@ Triton's own layout choice does not reach this schedule (perf-notes v7 item 7), 
 what writing it out buys before any library work (perf-notes v7 item 10, §6 item 1).
 
 Simplifications against `ops/unified.py`: uniform query length, BF16 only, head size a multiple of
-4 x 16, the causal mask on every tile, no window/softcap/sinks, page ids trusted, and the running
-maximum rescales the accumulator every tile (no lazy rescaling).
+4 x 16, K and V with the same strides, the causal mask on every tile, no window/softcap/sinks, page
+ids trusted, and the running maximum rescales the accumulator every tile (no lazy rescaling).
 
     TRITON_INTERPRET=0 python3 scripts/gluon_verify_probe.py compile   # offline sm90: registers, stack, SASS
     PYTHONPATH=. python3 scripts/gluon_verify_probe.py run OUT.json     # GPU: rel-L2 and time vs the table profile
@@ -147,6 +147,9 @@ def verify_rows_per_warp_kernel(
 
 
 def launch(kw, splits, tile_n, stages, out, part, lse):
+    """The probe kernel then pagedattn's merge. pagedattn is imported inside the functions that run
+    on the GPU: on a CPU machine importing it switches Triton to its interpreter, which the offline
+    compile must not use."""
     from pagedattn.ops.common import launch_merge
     q, k, v = kw["q"], kw["k_cache"], kw["v_cache"]
     num_tokens, num_q_heads, head = q.shape
