@@ -64,7 +64,7 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
                  ADDRESSES_AHEAD=profile.addresses_ahead,
                  HAS_WINDOW=False, HAS_SOFTCAP=False, HAS_SINKS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False,
                  V_SCALE_TENSOR=False)
-    return _compile(unified_attention_kernel, sig, const, profile)
+    return _compile(unified_attention_kernel, sig, const, profile.num_warps, profile.num_stages)
 
 
 def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
@@ -76,15 +76,16 @@ def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: L
                  TILE_N=profile.tile_n, SPLIT=split, KV_MAJOR=profile.kv_major, ADDRESSES_AHEAD=profile.addresses_ahead,
                  HAS_COUNTS=False, KV_FP8=kv == "fp8",
                  K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
-    return _compile(sparse_attention_kernel, sig, const, profile)
+    return _compile(sparse_attention_kernel, sig, const, profile.num_warps, profile.num_stages)
 
 
-def _compile(kernel, sig, const, profile: LaunchProfile) -> dict:
+def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource) -> dict:
+    """Build for sm90 and report; `source` is the front end (`ASTSource`, or Gluon's for a Gluon
+    kernel). Strides and pointers are declared 16-divisible, as Triton specialises them at launch."""
     divisible = [i for i, n in enumerate(kernel.arg_names) if n.startswith("stride") or n.endswith("_ptr")]
     attrs = {(i,): [["tt.divisibility", 16]] for i in divisible if sig[kernel.arg_names[i]] != "constexpr"}
-    src = ASTSource(fn=kernel, signature=sig, constexprs=const, attrs=attrs)
-    compiled = triton.compile(src, target=TARGET, options={"num_warps": profile.num_warps,
-                                                           "num_stages": profile.num_stages})
+    src = source(fn=kernel, signature=sig, constexprs=const, attrs=attrs)
+    compiled = triton.compile(src, target=TARGET, options={"num_warps": num_warps, "num_stages": num_stages})
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(compiled.asm["cubin"])
         f.flush()

@@ -16,13 +16,9 @@ ids trusted, and the running maximum rescales the accumulator every tile (no laz
 import functools
 import json
 import os
-import re
-import subprocess
 import sys
-import tempfile
 
 import torch
-import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
@@ -148,8 +144,8 @@ def verify_rows_per_warp_kernel(
 
 def launch(kw, splits, tile_n, stages, out, part, lse):
     """The probe kernel then pagedattn's merge. pagedattn is imported inside the functions that run
-    on the GPU: on a CPU machine importing it switches Triton to its interpreter, which the offline
-    compile must not use."""
+    on the GPU: this module imports triton first, and on a CPU machine pagedattn then refuses to
+    load unless TRITON_INTERPRET is set (the offline compile sets it to 0 through compile_report)."""
     from pagedattn.ops.common import launch_merge
     q, k, v = kw["q"], kw["k_cache"], kw["v_cache"]
     num_tokens, num_q_heads, head = q.shape
@@ -166,32 +162,16 @@ def launch(kw, splits, tile_n, stages, out, part, lse):
 
 
 def compile_offline(tile_n: int, stages: int) -> dict:
-    """Registers, stack bytes, shared memory and SASS counts of the sm90 build (no GPU needed)."""
-    from triton.backends.compiler import GPUTarget
+    """Registers, stack bytes, shared memory and SASS counts of the sm90 build (no GPU needed), from
+    `scripts/compile_report.py`'s build and report."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import compile_report
     from triton.experimental.gluon._runtime import GluonASTSource
-    fn = verify_rows_per_warp_kernel
-    sig, const = {}, dict(NUM_Q_HEADS=16, GROUP=16, Q_LEN=4, D=256, PAGE=16, TILE_N=tile_n, STAGES=stages, CHUNK=64)
-    for name in fn.arg_names:
-        if name in const:
-            sig[name] = "constexpr"
-        elif name.endswith("_ptr"):
-            sig[name] = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "part_ptr": "*fp32",
-                         "lse_ptr": "*fp32"}.get(name, "*i32")
-        else:
-            sig[name] = "fp32" if name == "scale_log2" else "i32"
-    divisible = [i for i, n in enumerate(fn.arg_names) if n.startswith("stride") or n.endswith("_ptr")]
-    attrs = {(i,): [["tt.divisibility", 16]] for i in divisible}
-    c = triton.compile(GluonASTSource(fn=fn, signature=sig, constexprs=const, attrs=attrs),
-                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
-    cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(c.asm["cubin"])
-        f.flush()
-        sass = subprocess.run([cuobjdump, "--dump-sass", f.name], capture_output=True, text=True).stdout
-        usage = subprocess.run([cuobjdump, "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
-    report = {"regs": int(re.search(r"REG:(\d+)", usage).group(1)),
-              "stack": int(re.search(r"STACK:(\d+)", usage).group(1)), "smem": c.metadata.shared}
-    return report | {op: len(re.findall(rf"\b{op}\b", sass)) for op in ("HMMA", "HGMMA", "LDSM", "LDGSTS", "BAR")}
+    ptrs = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "part_ptr": "*fp32", "lse_ptr": "*fp32",
+            "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
+    sig, const = compile_report._signature(verify_rows_per_warp_kernel, ptrs, {"scale_log2"}, set())
+    const.update(NUM_Q_HEADS=16, GROUP=16, Q_LEN=4, D=256, PAGE=16, TILE_N=tile_n, STAGES=stages, CHUNK=64)
+    return compile_report._compile(verify_rows_per_warp_kernel, sig, const, 4, 1, source=GluonASTSource)
 
 
 def run(path):
