@@ -54,7 +54,7 @@ def kv_buffers(num_stages: int, addresses_ahead: bool = False) -> int:
     tuner records the error. With the addresses read a step ahead the table load no longer takes a
     stage: num_stages buffers (D256 BLOCK_M 64 TILE_N 32: stages 3 -> 3, 4 -> 4; perf-notes v6)."""
     if addresses_ahead:
-        return max(num_stages, 1)
+        return num_stages
     return min(max(num_stages - 1, 1), 3)
 
 
