@@ -48,7 +48,7 @@ import triton.language as tl
 
 from . import api, reference
 from .device import DeviceInfo
-from .profiles.select import default_profile, select_profile
+from .profiles.select import untuned_selection
 from .timing import rotation_count, time_calls, timings_meaningful
 from .workloads import WORKLOADS, cdiv
 
@@ -163,17 +163,14 @@ def _prepare_pagedattn(kernel: str, kw: dict) -> Prepared:
 
 
 def _prepare_pagedattn_default(kernel: str, kw: dict) -> Prepared:
+    """pagedattn as a GPU of this arch without a tuned table runs it (`untuned_selection`)."""
     key = _shape_key(kernel, kw)
     q = kw["q"]
-    device = DeviceInfo.current(q.device.index if q.is_cuda else None)
-    try:
-        selection = select_profile(key, device, default_profile(key, device))
-    except ValueError as exc:
-        raise Unsupported(f"the analytic default cannot run here: {exc}") from None
+    selection = untuned_selection(key, DeviceInfo.current(q.device.index if q.is_cuda else None))
     fn = _api_function(kernel)
     profile = selection.profile
     return Prepared(lambda out: fn(**kw, out=out, profile=profile),
-                    _selection_dict(selection) | {"source": "default (forced)"})
+                    _selection_dict(selection) | {"source": f"{selection.source} (no table)"})
 
 
 def _scales(kw: dict) -> tuple[float, float, float]:

@@ -2,15 +2,16 @@
 
 What it does: for every case of the named workloads (`--tiny`: their tiny cases; `--rows`: sparse
 cases re-sized to each row count, one bucket each) it takes the `ShapeKey` the dispatcher will look
-up, searches launch profiles around the analytic default, checks each candidate against the
-float64 reference (rel-L2 < 1e-2 to be eligible) and bit for bit against the default profile's
-output, times it (`timing.time_calls` medians), keeps the fastest eligible profile per bucket and
+up, searches launch profiles around the default (what the dispatcher picks without a tuned table:
+`select.untuned_selection`, the arch's rule ladders over the analytic default), checks each
+candidate against the float64 reference (rel-L2 < 1e-2 to be eligible) and bit for bit against the
+default profile's output, times it (`timing.time_calls` medians), keeps the fastest eligible profile per bucket and
 writes the device table and a Markdown report.
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
 addresses_ahead) has ~5,400 points per bucket, hours of GPU time for the ~75 buckets of both
 kernels. The fields act nearly independently (splits set the parallelism; tile, warps and stages
-the pipeline of one program), so the tuner does a coordinate search: from the analytic default it
+the pipeline of one program), so the tuner does a coordinate search: from the default it
 sweeps one field at a time, in the order num_splits, addresses_ahead, tile_n, block_m, num_warps,
 num_stages, kv_major (largest effects first), moves only to a value faster than the current best by
 more than `--min-gain` (noise must not move the search), and repeats whole passes until one moves
@@ -111,9 +112,8 @@ FAILED = ("faulted", "timeout")
 def field_values(key: ShapeKey) -> dict[str, tuple]:
     heads_block = max(16, next_pow2(key.group))
     return {
-        # beyond the analytic default's cap (select.MAX_SPLITS): one KV head of one sequence has no
-        # other parallelism, and only a measurement says whether the wider merge pays (512 lost to
-        # 256 on the H200's single long requests, perf-notes v7)
+        # up to the analytic default's cap (select.MAX_SPLITS): one KV head of one sequence has no
+        # other parallelism; 512 lost to 256 on the H200's single long requests (perf-notes v7)
         "num_splits": (1, 2, 4, 8, 16, 32, 64, 128, 256) if key.kernel == "unified" else (1, 2, 4, 8, 16),
         "tile_n": (16, 32, 64, 128),
         "block_m": tuple(m for m in (16, 32, 64, 128) if m >= heads_block),
@@ -249,7 +249,7 @@ def plan_case(task: Task, device: DeviceInfo) -> tuple[list[LaunchProfile], coll
     """The first sweep (the default and its surviving one-field variants), the pruning reasons over
     those variants, and the full Cartesian space: points surviving pruning, points in all."""
     key, values = task.key, field_values(task.key)
-    default = dispatch.default_profile(key, device)
+    default = dispatch.untuned_selection(key, device).profile
     candidates, pruned, seen = [default], collections.Counter(), {default}
     for name in SEARCH_ORDER:
         for cand in sweep_candidates(default, name, key, device):
@@ -633,7 +633,7 @@ class Tuner:
             w.close()
 
     def tune(self, task: Task) -> BucketResult:
-        result = BucketResult(task, dispatch.default_profile(task.key, self.device))
+        result = BucketResult(task, dispatch.untuned_selection(task.key, self.device).profile)
         try:
             result.default = result.best = self._measure(result, [result.default_profile])[0]
             if not result.default.eligible:

@@ -18,7 +18,7 @@ import triton
 from pagedattn import api
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo
 from pagedattn.profiles import rules, tables
-from pagedattn.profiles.select import choose_splits, default_profile, select_profile
+from pagedattn.profiles.select import choose_splits, default_profile, select_profile, untuned_selection, with_splits
 from pagedattn.profiles.types import LaunchProfile, ShapeKey, next_pow2, query_class
 
 MI300X = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
@@ -55,21 +55,27 @@ def unified_key(batch, q_len, num_q_heads, num_kv_heads, kv_len, kv_dtype="bf16"
     )
 
 
-def amd_stages(profile: LaunchProfile, device: DeviceInfo) -> LaunchProfile:
-    """ROCm always pipelines with one stage (64 KiB LDS); other vendors keep the default."""
-    return dataclasses.replace(profile, num_stages=1) if device.is_rocm else profile
+def amd_stages(profile: LaunchProfile, device: DeviceInfo, key: ShapeKey) -> LaunchProfile:
+    """ROCm always pipelines with one stage (64 KiB LDS), splits recomputed for it; other vendors keep
+    the default."""
+    return with_splits(dataclasses.replace(profile, num_stages=1), key, device) if device.is_rocm else profile
 
 
 # ----------------------------------------------------------------------------- seed rule walk
 
 
-def seed_tile_and_warps(arch: str, kv_dtype: str, group: int) -> tuple[int, int]:
-    """The vLLM #62590 combined rule for > 512 programs, as DESIGN.md tabulates it."""
+def sparse_prefill_fields(arch: str, kv_dtype: str, group: int) -> dict:
+    """For > 512 programs: the vLLM #62590 combined rule as DESIGN.md tabulates it, and on sm90 the
+    H200 table's fields (docs/profiles-h200.md)."""
+    if arch == "sm90":
+        if kv_dtype == "bf16":
+            return {"tile_n": 32, "num_warps": 2, "num_stages": 2, "addresses_ahead": True}
+        return {"tile_n": 64, "num_warps": 2, "num_stages": 2}
     if arch == "gfx942":
-        return (32, 2) if kv_dtype == "bf16" and next_pow2(group) >= 16 else (64, 1)
-    if arch == "gfx950":
-        return (64, 1)
-    return (64, 2)
+        tile_n, warps = (32, 2) if kv_dtype == "bf16" and next_pow2(group) >= 16 else (64, 1)
+    else:
+        tile_n, warps = (64, 1) if arch == "gfx950" else (64, 2)
+    return {"tile_n": tile_n, "num_warps": warps}
 
 
 @pytest.mark.parametrize("head_size", [128, 256])
@@ -83,10 +89,10 @@ def test_sparse_seed_walk_follows_the_documented_rule(device, group, kv_dtype, p
     chosen = select_profile(key, device)
     default = default_profile(key, device)
     if programs > 512:
-        tile_n, warps = seed_tile_and_warps(device.arch, kv_dtype, group)
-        expected = dataclasses.replace(amd_stages(default, device), tile_n=tile_n, num_warps=warps)
+        fields = sparse_prefill_fields(device.arch, kv_dtype, group)
+        expected = with_splits(dataclasses.replace(amd_stages(default, device, key), **fields), key, device)
     else:
-        expected = amd_stages(default, device)
+        expected = amd_stages(default, device, key)
     assert chosen.profile == expected
     assert chosen.source == ("default" if expected == default else "rules")
     assert rules.blocked_reason("sparse", device, key, chosen.profile) is None
@@ -112,7 +118,7 @@ def test_blocked_rule_output_is_never_selected(monkeypatch):
                           source="test")
     monkeypatch.setitem(rules.LADDERS, "sparse", ((faulting,),) + rules.LADDERS["sparse"][1:])
     key = sparse_key(8192, 24, 2)
-    laddered, sources = rules.apply_ladders("sparse", MI300X, key, default_profile(key, MI300X))
+    laddered, sources, _ = rules.apply_ladders("sparse", MI300X, key, default_profile(key, MI300X))
     assert (laddered.tile_n, laddered.num_warps) == (32, 1) and sources[0] == "test"
     chosen = select_profile(key, MI300X)
     assert chosen.source == "default" and chosen.profile == default_profile(key, MI300X)
@@ -162,7 +168,7 @@ def test_gfx950_multi_token_verify_gate(hq, hkv, q_len, batch, kv_len, kv_dtype)
     assert chosen.source == "rules" and "36330" in chosen.detail
 
 
-@pytest.mark.parametrize("device", [MI355X, MI300X, H200], ids=["gfx950", "gfx942", "sm90"])
+@pytest.mark.parametrize("device", [MI355X, MI300X], ids=["gfx950", "gfx942"])
 @pytest.mark.parametrize("hq,hkv,q_len,kv_len", [
     (16, 1, 1, 8192),  # decode
     (16, 1, 5, 8192),  # more than 4 draft tokens
@@ -174,14 +180,65 @@ def test_gfx950_multi_token_verify_gate(hq, hkv, q_len, batch, kv_len, kv_dtype)
 def test_verify_gate_does_not_apply_outside_its_shapes(device, hq, hkv, q_len, kv_len):
     key = unified_key(20, q_len, hq, hkv, kv_len)
     chosen = select_profile(key, device)
-    assert chosen.profile == amd_stages(default_profile(key, device), device)
+    assert chosen.profile == amd_stages(default_profile(key, device), device, key)
     assert "36330" not in chosen.detail
 
 
 def test_verify_gate_applies_only_on_gfx950():
     key = unified_key(20, 4, 16, 1, 8192)
-    for device in (MI300X, H200, KNOWN_DEVICES["AMD_INSTINCT_MI250X"]):
-        assert select_profile(key, device).profile == amd_stages(default_profile(key, device), device)
+    for device in (MI300X, KNOWN_DEVICES["AMD_INSTINCT_MI250X"]):
+        assert select_profile(key, device).profile == amd_stages(default_profile(key, device), device, key)
+    assert "36330" not in select_profile(key, H200).detail
+
+
+# ----------------------------------------------------------------------------- sm90 rules (H200 table)
+
+
+@pytest.mark.parametrize("key,fields", [
+    (unified_key(64, 1, 32, 8, 32768, head_size=128), {"tile_n": 128, "num_stages": 2}),  # decode, 4 rows
+    (unified_key(64, 4, 32, 8, 4096, head_size=128), {"tile_n": 128, "num_stages": 2}),  # verify, 16 rows
+    (unified_key(20, 4, 16, 1, 32768), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
+    (unified_key(20, 4, 32, 2, 70000, "fp8"), {"tile_n": 32, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
+    (unified_key(4, 8192, 32, 8, 8192, head_size=128), {"addresses_ahead": True}),  # prefill
+], ids=["decode-d128", "verify-d128", "verify-d256-bf16", "verify-d256-fp8", "prefill"])
+def test_sm90_rules_set_the_h200_table_fields(key, fields):
+    chosen = select_profile(key, H200)
+    assert chosen.source == "rules" and "H200" in chosen.detail
+    expected = with_splits(dataclasses.replace(default_profile(key, H200), **fields), key, H200)
+    assert chosen.profile == expected
+    assert chosen == untuned_selection(key, H200)
+
+
+@pytest.mark.parametrize("key", [
+    unified_key(64, 1, 32, 1, 32768, head_size=128),  # decode with 32 rows per program
+    unified_key(64, 4, 16, 1, 32768, head_size=128),  # verify with 64 rows per program
+    unified_key(20, 1, 16, 1, 32768),  # decode at head size 256
+    unified_key(20, 4, 16, 1, 32768, head_size=64),  # verify at head size 64
+])
+def test_sm90_rules_stay_off_shapes_the_h200_table_has_no_bucket_for(key):
+    chosen = select_profile(key, H200)
+    assert (chosen.source, chosen.profile) == ("default", default_profile(key, H200))
+
+
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_laddered_profile_gets_its_own_split_count(kv_dtype):
+    """w8 -> w4 fits two verify programs per SM instead of one (FP8: 112 KB of shared memory at
+    n32/st4/ahead, two per SM), so the split count doubles: the H200 table's 12 splits for 20
+    sequences of one KV head; the default with 8 warps takes 6."""
+    key = unified_key(20, 4, 16, 1, 32768, kv_dtype)
+    default, chosen = default_profile(key, H200), select_profile(key, H200).profile
+    assert (default.num_warps, default.num_splits) == (8, 6)
+    assert (chosen.num_warps, chosen.num_splits) == (4, 12)
+
+
+def test_single_long_request_may_split_past_64():
+    key = unified_key(1, 1, 16, 1, 131072, "fp8")
+    assert 64 < select_profile(key, H200).profile.num_splits <= 256
+
+
+def test_a_rule_cannot_set_the_split_count():
+    with pytest.raises(ValueError, match="splits_range"):
+        rules.Rule(rules.When(), {"num_splits": 8})
 
 
 # ----------------------------------------------------------------------------- analytic default
@@ -310,7 +367,7 @@ def test_table_lookup_takes_the_nearest_bucket(table_dir):
 def test_table_ignores_far_buckets_and_other_categories(table_dir):
     write_table(table_dir, H200, [(unified_key(64, 1, 32, 8, 1024, head_size=128), TUNED)])
     far = unified_key(64, 1, 32, 8, 1024 * 2**7, head_size=128)  # log2 distance 7 > 6
-    assert select_profile(far, H200).source == "default"
+    assert select_profile(far, H200) == untuned_selection(far, H200)
     for key in (
         unified_key(64, 1, 32, 4, 1024, head_size=128),  # group 8
         unified_key(64, 1, 32, 8, 1024, head_size=64),  # head size
@@ -334,7 +391,7 @@ def test_table_entries_of_a_changed_kernel_are_ignored_with_a_warning(table_dir)
     hashes = {"unified": "0123456789abcdef", "sparse": tables.kernel_hash("sparse")}
     write_table(table_dir, H200, [(sparse, TUNED), (unified, OTHER)], kernel_hash=hashes)
     with pytest.warns(UserWarning, match="unified entries .* kernel source changed"):
-        assert select_profile(unified, H200).source == "default"
+        assert select_profile(unified, H200).source != "table"
     assert select_profile(sparse, H200).profile == TUNED
 
 

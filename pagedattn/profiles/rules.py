@@ -2,11 +2,17 @@
 
 A ladder is an if/elif chain written as rows: the first rule of a ladder whose condition matches
 applies its field overrides on top of the analytic default. Every ladder of a kernel is walked in
-order, so independent facts (a tile rule, a ROCm stage rule) compose. The blocklist names
+order, so independent facts (a tile rule, a ROCm stage rule) compose. The split count is not a
+rule field: the dispatcher recomputes it for the laddered profile (its warps, tile and stages set
+how many programs fit on an SM), clamped into a rule's `splits_range`. The blocklist names
 combinations known to fault; the dispatcher checks it last and never returns a match.
 
-Sources of the rows: vLLM #62590/#65341 (sparse kernel, >512 programs, measured on MI300X/MI355X)
-and SGLang #36330 (multi-token verify on MI355X). See DESIGN.md.
+Sources of the rows: vLLM #62590/#65341 (sparse kernel, >512 programs, measured on MI300X/MI355X),
+SGLang #36330 (multi-token verify on MI355X), both in DESIGN.md; and the H200's tuned table
+(docs/profiles-h200.md, v7 kernels), which carries over to other sm90 GPUs (same registers, shared
+memory and matrix instructions per SM) as their profiles until `pagedattn tune` measures a table
+for them. An sm90 row states the profile fields most tuned buckets of its shape class agreed on;
+the buckets that differ are named beside the row.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ class When:
     min_max_seqlen_q: int | None = None  # max_seqlen_q > min_max_seqlen_q
     max_max_seqlen_q: int | None = None  # max_seqlen_q <= max_max_seqlen_q
     min_kv_len: int | None = None  # kv_len > min_kv_len
+    head_sizes: tuple[int, ...] = ()
+    max_query_rows: int | None = None  # group x max_seqlen_q <= max_query_rows (unified: rows a program packs)
 
     def matches(self, device: DeviceInfo, key: ShapeKey) -> bool:
         heads_block = next_pow2(key.group)
@@ -47,6 +55,8 @@ class When:
             self.min_max_seqlen_q is None or key.max_seqlen_q > self.min_max_seqlen_q,
             self.max_max_seqlen_q is None or key.max_seqlen_q <= self.max_max_seqlen_q,
             self.min_kv_len is None or key.kv_len > self.min_kv_len,
+            not self.head_sizes or key.head_size in self.head_sizes,
+            self.max_query_rows is None or key.group * key.max_seqlen_q <= self.max_query_rows,
         )
         return all(checks)
 
@@ -54,16 +64,16 @@ class When:
 @dataclass(frozen=True)
 class Rule:
     when: When
-    sets: dict = field(default_factory=dict)  # LaunchProfile fields to override
-    splits_range: tuple[int, int] | None = None  # clamp the analytic split count into [lo, hi]
+    sets: dict = field(default_factory=dict)  # LaunchProfile fields to override (never num_splits)
+    splits_range: tuple[int, int] | None = None  # clamp the recomputed split count into [lo, hi]
     source: str = ""
 
+    def __post_init__(self):
+        if "num_splits" in self.sets:
+            raise ValueError("a rule sets splits through splits_range: the dispatcher recomputes the count")
+
     def apply(self, profile: LaunchProfile) -> LaunchProfile:
-        fields = profile.to_dict() | dict(self.sets)
-        if self.splits_range is not None:
-            lo, hi = self.splits_range
-            fields["num_splits"] = min(max(fields["num_splits"], lo), hi)
-        return LaunchProfile.from_dict(fields)
+        return LaunchProfile.from_dict(profile.to_dict() | dict(self.sets))
 
 
 @dataclass(frozen=True)
@@ -81,10 +91,14 @@ class Blocked:
 
 _SPARSE_PREFILL = 512  # programs (rows x KV heads) above which the seed's prefill-like rules apply
 _VLLM = "vLLM #62590/#65341, measured on MI300X/MI355X"
+_H200 = "H200 table (docs/profiles-h200.md), for sm90 GPUs without a table"
+_BF16 = ("bf16", "fp16")
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
-        # (BLOCK_N, warps) for prefill-like calls: the seed's combined rule, exclusive rows.
+        # (BLOCK_N, warps) for prefill-like calls: the seed's combined rule, exclusive rows, with
+        # sm90 rows before the seed's CUDA row (H200 buckets that differ: BF16 8,192 rows at groups
+        # 6 and 3 kept n32/w4/st3, BF16 520 rows at group 12 n32/w2/st3).
         (
             Rule(When(archs=("gfx942",), kv_dtypes=("bf16", "fp16"), min_programs=_SPARSE_PREFILL, min_heads_block=16),
                  {"tile_n": 32, "num_warps": 2}, source=_VLLM),
@@ -92,6 +106,10 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"tile_n": 64, "num_warps": 1}, source=_VLLM),
             Rule(When(archs=("gfx950",), min_programs=_SPARSE_PREFILL),
                  {"tile_n": 64, "num_warps": 1}, source=_VLLM),
+            Rule(When(archs=("sm90",), kv_dtypes=_BF16, min_programs=_SPARSE_PREFILL),
+                 {"tile_n": 32, "num_warps": 2, "num_stages": 2, "addresses_ahead": True}, source=_H200),
+            Rule(When(archs=("sm90",), kv_dtypes=("fp8",), min_programs=_SPARSE_PREFILL),
+                 {"tile_n": 64, "num_warps": 2, "num_stages": 2}, source=_H200),
             Rule(When(archs=("amd", "nvidia"), min_programs=_SPARSE_PREFILL),
                  {"tile_n": 64, "num_warps": 2}, source=_VLLM + " (other ROCm, CUDA)"),
         ),
@@ -106,6 +124,21 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"block_m": 32, "tile_n": 32}, splits_range=(8, 64), source="SGLang #36330, measured on MI355X"),
         ),
         (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
+        # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with
+        # at most 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256
+        # (64 packed rows) keeps 4 warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses
+        # a step ahead (buckets that differ: BF16 70,000 keys 16q/1kv n32/st3, FP8 8,192 keys
+        # 16q/1kv n64/w8/st3); prefill and mixed batches read addresses a step ahead (FP8 mixed
+        # also took n128/st2).
+        (
+            Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
+                 {"tile_n": 128, "num_stages": 2}, source=_H200),
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16),
+                 {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}, source=_H200),
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",)),
+                 {"tile_n": 32, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}, source=_H200),
+            Rule(When(archs=("sm90",), query_classes=("prefill",)), {"addresses_ahead": True}, source=_H200),
+        ),
     ),
 }
 
@@ -117,16 +150,19 @@ BLOCKLIST: tuple[Blocked, ...] = (
 )
 
 
-def apply_ladders(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> tuple[LaunchProfile, list[str]]:
-    """The profile after the first matching rule of each ladder, and the sources applied."""
-    applied = []
+def apply_ladders(kernel: str, device: DeviceInfo, key: ShapeKey,
+                  profile: LaunchProfile) -> tuple[LaunchProfile, list[str], tuple[int, int] | None]:
+    """The profile after the first matching rule of each ladder (its split count not yet
+    recomputed), the sources applied and the split range of the last rule that has one."""
+    applied, splits_range = [], None
     for ladder in LADDERS[kernel]:
         for rule in ladder:
             if rule.when.matches(device, key):
                 profile = rule.apply(profile)
                 applied.append(rule.source)
+                splits_range = rule.splits_range or splits_range
                 break
-    return profile, applied
+    return profile, applied, splits_range
 
 
 def blocked_reason(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> str | None:

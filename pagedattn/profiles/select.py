@@ -1,7 +1,9 @@
 """The one place that decides launch parameters.
 
 Order: explicit `profile=` -> tuned table for this device (nearest bucket) -> the arch's rule
-ladders applied to the analytic default -> the analytic default. The blocklist is checked last:
+ladders applied to the analytic default, splits recomputed for the laddered profile -> the
+analytic default. Without the table the same order gives `untuned_selection`: what a GPU without
+a tuned table runs, the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked last:
 a blocked candidate is skipped and the next source is tried; an explicit blocked profile is an
 error. Measured candidates (table, rules) are skipped only when blocked or when they would compute
 a wrong result (`shape_problem`); the resource estimates (`unfit_reason`) prune the tuner's search
@@ -15,7 +17,8 @@ Analytic default:
     BLOCK_M (sparse): next_pow2(group), >= 16.
   * TILE_N: 64 at head size <= 128 or for FP8 K/V, else 32 (shared memory for K and V stages).
   * num_splits: FlashAttention-style — the smallest split count whose wave efficiency over the
-    device's program slots is within 85 % of the best, never leaving fewer than 4 tiles per split.
+    device's program slots is within 85 % of the best, never leaving fewer than 4 tiles per split
+    (`with_splits`; program slots depend on warps, tile and stages, so it runs after the ladders).
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from .types import LaunchProfile, ShapeKey, next_pow2
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 MIN_TILES_PER_SPLIT = 4
-# the default's cap: each split adds an fp32 partial row per query row and head to write and merge;
-# past 64 that paid only for one-KV-head single long requests (H200: 256, perf-notes v7), which the tuner finds
-MAX_SPLITS = {"unified": 64, "sparse": 16}
+# the default's cap: each split adds an fp32 partial row per query row and head to write and merge.
+# The wave rule needs more than 64 only below ~4 programs (single long requests with few KV heads),
+# where the H200 measured 256 splits 2.5x faster than 55 (FP8, one KV head; perf-notes v7)
+MAX_SPLITS = {"unified": 256, "sparse": 16}
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
 
@@ -59,10 +63,16 @@ def kv_buffers(num_stages: int, addresses_ahead: bool = False) -> int:
 
 
 def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
-    """Shared memory estimate: KV stage buffers, plus FP8 tiles upcast for the row-major form."""
+    """Shared memory estimate: KV stage buffers, the fp16 tiles an FP8 tile is upcast into for the
+    row-major form (one up to 64-token tiles, two at 128: Triton 3.6's sm90 allocation), and Q.
+    Against Triton's builds of the unified kernel (scripts/compile_report.py, perf-notes v8): within
+    1 KB below the real size at BLOCK_M 64-128 for BF16 and FP8, tiles 16-128, 2-5 stages, with and
+    without addresses ahead; at BLOCK_M 16 it overestimates (75 vs 136 KB for BF16 at n64/st3),
+    which only makes the split rule more conservative there."""
     head_pad = next_pow2(key.head_size)
     kv = kv_buffers(profile.num_stages, profile.addresses_ahead) * profile.tile_n * head_pad * KV_BYTES[key.kv_dtype] * 2
-    upcast = 2 * profile.tile_n * head_pad * 2 if key.kv_dtype == "fp8" and not profile.kv_major else 0
+    upcast_tiles = (2 if profile.tile_n >= 128 else 1) if key.kv_dtype == "fp8" and not profile.kv_major else 0
+    upcast = upcast_tiles * profile.tile_n * head_pad * 2
     return kv + upcast + profile.block_m * head_pad * 2
 
 
@@ -118,23 +128,33 @@ def unified_query_blocks(key: ShapeKey, block_q: int) -> int:
     return min(key.num_seqs * per_seq, cdiv(key.num_tokens, block_q) + key.num_seqs)
 
 
+def with_splits(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo,
+                splits_range: tuple[int, int] | None = None) -> LaunchProfile:
+    """`profile` with the wave rule's split count for its own program slots, clamped into splits_range."""
+    if key.kernel == "sparse":
+        work_units = key.num_tokens * key.num_kv_heads
+    else:
+        work_units = unified_query_blocks(key, profile.block_q(key.group)) * key.num_kv_heads
+    splits = choose_splits(work_units, cdiv(key.kv_len, profile.tile_n), program_slots(profile, key, device),
+                           MAX_SPLITS[key.kernel])
+    if splits_range is not None:
+        splits = min(max(splits, splits_range[0]), splits_range[1])
+    return LaunchProfile.from_dict(profile.to_dict() | {"num_splits": splits})
+
+
 def default_profile(key: ShapeKey, device: DeviceInfo) -> LaunchProfile:
     head_pad = next_pow2(key.head_size)
     heads_block = max(16, next_pow2(key.group))
     tile_n = 64 if head_pad <= 128 or key.kv_dtype == "fp8" else 32
     if key.kernel == "sparse":
         block_m = heads_block
-        work_units = key.num_tokens * key.num_kv_heads
     elif key.query_class == "prefill":
         block_m = max(heads_block, 128 if head_pad <= 128 else 64)
     else:
         block_m = max(heads_block, min(128, next_pow2(key.group * key.max_seqlen_q)))
     num_warps = 8 if block_m * head_pad >= 128 * 128 else 4
     base = LaunchProfile(block_m=block_m, tile_n=tile_n, num_splits=1, num_warps=num_warps, num_stages=3)
-    if key.kernel == "unified":
-        work_units = unified_query_blocks(key, base.block_q(key.group)) * key.num_kv_heads
-    splits = choose_splits(work_units, cdiv(key.kv_len, tile_n), program_slots(base, key, device), MAX_SPLITS[key.kernel])
-    return LaunchProfile(block_m, tile_n, splits, num_warps, base.num_stages)
+    return with_splits(base, key, device)
 
 
 def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | None = None) -> Selection:
@@ -144,20 +164,29 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
         if problem:
             raise ValueError(f"profile {explicit.short()} cannot run this {kernel} call: {problem}")
         return Selection(explicit, "explicit")
-    default = default_profile(key, device)
-    candidates: list[Selection] = []
     found = tables.lookup(key, device.name)
-    if found is not None:
-        candidates.append(Selection(found[0], "table", f"bucket {found[1]['key']}"))
-    laddered, sources = rules.apply_ladders(kernel, device, key, default)
+    if found is not None and _runnable(kernel, device, key, found[0]):
+        return Selection(found[0], "table", f"bucket {found[1]['key']}")
+    return untuned_selection(key, device)
+
+
+def untuned_selection(key: ShapeKey, device: DeviceInfo) -> Selection:
+    """The choice where no tuned table matches: the arch's rule ladders over the analytic default
+    (split count recomputed for the laddered profile), else the default itself."""
+    kernel = key.kernel
+    default = default_profile(key, device)
+    laddered, sources, splits_range = rules.apply_ladders(kernel, device, key, default)
     if sources:
-        candidates.append(Selection(laddered, "rules", "; ".join(sources)))
-    for cand in candidates:
-        if shape_problem(cand.profile, key) is None and not rules.blocked_reason(kernel, device, key, cand.profile):
-            return cand
+        laddered = with_splits(laddered, key, device, splits_range)
+        if _runnable(kernel, device, key, laddered):
+            return Selection(laddered, "rules", "; ".join(sources))
     if rules.blocked_reason(kernel, device, key, default) is None:
         return Selection(default, "default")
     return Selection(_unblocked_variant(kernel, device, key, default), "default", "blocklist forced other warps")
+
+
+def _runnable(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> bool:
+    return shape_problem(profile, key) is None and not rules.blocked_reason(kernel, device, key, profile)
 
 
 def _unblocked_variant(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> LaunchProfile:
