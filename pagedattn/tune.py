@@ -22,7 +22,8 @@ flight (`pipeline_matched`), reading addresses ahead is also tried with at least
 keeps more tiles in flight), and where the best profile splits the KV range, each variant of
 another field with the split count that keeps the number of waves (`wave_matched`: a tile that
 halves shared memory fits twice the programs per SM, so it only pays with twice the segments). A
-one-field move never finds such a pair. Profiles measured in an earlier pass are not measured
+one-field move never finds such a pair. The split sweep also tries the counts that fill one and two
+whole waves of program slots (`wave_full_splits`), which the powers of two miss. Profiles measured in an earlier pass are not measured
 again. Each bucket's search starts at the fastest of the default, the best eligible profile its
 results file already holds (a later search with more candidates can take another path and settle in
 a worse local optimum; resuming at the best found keeps the table from getting slower) and the
@@ -132,6 +133,16 @@ def wave_matched(cand: LaunchProfile, start: LaunchProfile, key: ShapeKey, devic
     return dataclasses.replace(cand, num_splits=splits)
 
 
+def wave_full_splits(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo, waves: int = 2) -> list[int]:
+    """For 1..`waves` waves, the largest split count whose programs fit in that many waves of
+    `profile`'s program slots: 20 sequences at 2 programs per SM of 132 fill one wave with 13
+    splits (260 of 264 slots), where the powers of two leave 40 % idle (8) or start a second
+    wave (16), and the wave rule's 12 stops at 91 %."""
+    units, slots = dispatch.work_units(profile, key), dispatch.program_slots(profile, key, device)
+    found = [min(w * slots // units, dispatch.MAX_SPLITS[key.kernel]) for w in range(1, waves + 1)]
+    return sorted({s for s in found if s > 1})
+
+
 def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile:
     """`cand` (another tile size) with the stage count that keeps `start`'s K/V bytes in flight,
     tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more.
@@ -150,6 +161,8 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
     SM wants twice the segments); reading addresses ahead also comes with at least 3 stages.
     Swept alone, each field of such a pair looks worse."""
     variants = [dataclasses.replace(start, **{name: v}) for v in field_values(key)[name]]
+    if name == "num_splits":
+        variants += [dataclasses.replace(start, num_splits=s) for s in wave_full_splits(start, key, device)]
     if name == "tile_n":
         variants += [pipeline_matched(c, start) for c in variants]
     if name == "addresses_ahead":
@@ -815,8 +828,9 @@ def render_report(results: list[BucketResult], device: DeviceInfo, args: argpars
     lines = [f"# Launch profiles: {device.name}", "",
              f"`{command_line(args)}` — Triton {triton.__version__}, torch {torch.__version__}, kernel hashes {hashes}, "
              f"{datetime.date.today().isoformat()}.", "",
-             "Speedup: analytic default profile time / tuned profile time (medians). Bitwise: the tuned output "
-             "equals the default profile's output bit for bit. rel-L2: against the float64 reference."]
+             "Speedup: the default's time (the profile the dispatcher picks without a table: the arch's rules over the "
+             "analytic default) / tuned profile time (medians). Bitwise: the tuned output equals the default profile's "
+             "output bit for bit. rel-L2: against the float64 reference."]
     if not timing.timings_meaningful():
         lines += ["", "**Measured under the Triton interpreter: the times are host-clock times and mean nothing.**"]
     families: dict[tuple, list[BucketResult]] = collections.defaultdict(list)

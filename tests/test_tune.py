@@ -110,7 +110,21 @@ def test_sweeps_of_a_split_profile_also_try_the_wave_matched_split_count():
     assert {p.num_splits for p in tune.sweep_candidates(unsplit, "tile_n", key, h200)} == {1}
     assert {p.num_stages for p in tune.sweep_candidates(unsplit, "num_warps", key, h200)} == {3}
     assert [p.num_splits for p in tune.sweep_candidates(one_per_sm, "num_splits", key, h200)] == list(
-        tune.field_values(key)["num_splits"])
+        tune.field_values(key)["num_splits"]) + [6, 13]  # 20 sequences fill 1 and 2 waves of 132 slots
+
+
+def test_split_sweep_tries_the_counts_that_fill_whole_waves():
+    """20 sequences x 1 KV head at two programs per SM (264 slots): 13 splits fill one wave (260),
+    26 two; the powers of two reach neither (16 splits = 320 programs, a second wave 21 % full)."""
+    (case,) = [c for c in workloads.WORKLOADS["mtp-verify"].cases if "kv=32768 16q/1kv d256 bf16" in c.label]
+    key, h200 = tune.case_shape_key(case), KNOWN_DEVICES["NVIDIA_H200"]
+    start = LaunchProfile.from_short("m64/n16/s12/w4/st4/ahead")
+    assert select.program_slots(start, key, h200) == 264
+    assert tune.wave_full_splits(start, key, h200) == [13, 26]
+    splits = [p.num_splits for p in tune.sweep_candidates(start, "num_splits", key, h200)]
+    assert 13 in splits and 26 in splits and len(splits) == len(set(splits))
+    many = tune.case_shape_key(next(c for c in workloads.WORKLOADS["gqa-decode"].cases if "kv=32768" in c.label))
+    assert tune.wave_full_splits(LaunchProfile.from_short("m16/n128/s1/w4/st2"), many, h200) == []  # 512 programs
 
 
 @pytest.mark.parametrize("tile,stages,other_tile,matched_stages", [

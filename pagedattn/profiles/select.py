@@ -2,10 +2,10 @@
 
 Order: explicit `profile=` -> tuned table for this device (nearest bucket) -> the arch's rule
 ladders applied to the analytic default, splits recomputed for the laddered profile -> the
-analytic default. Without the table the same order gives `untuned_selection`: what a GPU without
-a tuned table runs, the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked last:
-a blocked candidate is skipped and the next source is tried; an explicit blocked profile is an
-error. Measured candidates (table, rules) are skipped only when blocked or when they would compute
+analytic default. The last two are `untuned_selection`: what a GPU without a tuned table runs,
+the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked
+last: a blocked candidate is skipped and the next source is tried; an explicit blocked profile is
+an error. Measured candidates (table, rules) are skipped only when blocked or when they would compute
 a wrong result (`shape_problem`); the resource estimates (`unfit_reason`) prune the tuner's search
 space and never veto a measurement. Everything here is a pure function of (`ShapeKey`,
 `DeviceInfo`), so every branch is testable on a CPU.
@@ -128,15 +128,18 @@ def unified_query_blocks(key: ShapeKey, block_q: int) -> int:
     return min(key.num_seqs * per_seq, cdiv(key.num_tokens, block_q) + key.num_seqs)
 
 
+def work_units(profile: LaunchProfile, key: ShapeKey) -> int:
+    """Programs of one split: rows x KV heads (sparse), query blocks x KV heads (unified)."""
+    if key.kernel == "sparse":
+        return key.num_tokens * key.num_kv_heads
+    return unified_query_blocks(key, profile.block_q(key.group)) * key.num_kv_heads
+
+
 def with_splits(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo,
                 splits_range: tuple[int, int] | None = None) -> LaunchProfile:
     """`profile` with the wave rule's split count for its own program slots, clamped into splits_range."""
-    if key.kernel == "sparse":
-        work_units = key.num_tokens * key.num_kv_heads
-    else:
-        work_units = unified_query_blocks(key, profile.block_q(key.group)) * key.num_kv_heads
-    splits = choose_splits(work_units, cdiv(key.kv_len, profile.tile_n), program_slots(profile, key, device),
-                           MAX_SPLITS[key.kernel])
+    splits = choose_splits(work_units(profile, key), cdiv(key.kv_len, profile.tile_n),
+                           program_slots(profile, key, device), MAX_SPLITS[key.kernel])
     if splits_range is not None:
         splits = min(max(splits, splits_range[0]), splits_range[1])
     return LaunchProfile.from_dict(profile.to_dict() | {"num_splits": splits})
