@@ -172,6 +172,14 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
     return list(dict.fromkeys(variants))
 
 
+def within_budget(batch: list[LaunchProfile], recorded: set[str], spent: int, cap: int) -> list[LaunchProfile]:
+    """The candidates of one sweep to look at: those on record (read back, no measurement) and,
+    in sweep order, as many of the others as the cap leaves (`spent`: profiles of the bucket
+    measured or on record so far)."""
+    fresh = [c for c in batch if c.short() not in recorded]
+    return [c for c in batch if c.short() in recorded] + fresh[: max(0, cap - spent)]
+
+
 def prune_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> str | None:
     """Why a candidate is not worth running (None: run it)."""
     reason = dispatch.unfit_reason(profile, key, device)
@@ -693,8 +701,9 @@ class Tuner:
                 result.pruned[short] = reason
             else:
                 batch.append(cand)
-        spent = len(result.measured.keys() | self.store.recorded(result.task))
-        for m in self._measure(result, batch[: max(0, self.args.max_candidates - spent)]):
+        recorded = self.store.recorded(result.task)
+        spent = len(result.measured.keys() | recorded)
+        for m in self._measure(result, within_budget(batch, recorded, spent, self.args.max_candidates)):
             self._move_if_faster(result, m)
         return getattr(result.best.profile, name) != getattr(start, name)
 

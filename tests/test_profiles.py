@@ -1,5 +1,6 @@
 """The launch-profile dispatcher as pure functions over DeviceInfo: seed rules, the multi-token
-verify gate, the analytic default, the blocklist, tuned tables and the profile types.
+verify gate, the sm90 rules written from the H200 table, the analytic default and the split
+count recomputed after the rules, the blocklist, tuned tables and the profile types.
 
 Shape keys are derived from meta tensors through the same functions the public API uses, so GQA
 ratios are derived from head counts exactly as in a real call. Every test runs with the tuned-table

@@ -141,6 +141,22 @@ def test_tile_sweeps_also_try_the_pipeline_matched_stage_count(tile, stages, oth
         start, "tile_n", key, KNOWN_DEVICES["NVIDIA_H200"])
 
 
+def test_the_cap_cuts_the_candidates_not_on_record():
+    """Records of earlier runs count against --max-candidates and are read back for free, so the
+    cap must cut only the candidates not on record (v8: a resumed H200 run capped at 21 cut the
+    split sweep at its first four values, all on record, and never measured 13 and 26)."""
+    (case,) = [c for c in workloads.WORKLOADS["mtp-verify"].cases if "kv=32768 16q/1kv d256 bf16" in c.label]
+    key, h200 = tune.case_shape_key(case), KNOWN_DEVICES["NVIDIA_H200"]
+    start = LaunchProfile.from_short("m64/n16/s12/w4/st4/ahead")
+    batch = [c for c in tune.sweep_candidates(start, "num_splits", key, h200) if c != start]
+    recorded = {c.short() for c in batch if c.num_splits in (1, 2, 4, 8, 16, 32, 64, 128, 256)}
+    picked = tune.within_budget(batch, recorded, spent=17, cap=21)
+    assert [c.num_splits for c in picked if c.short() not in recorded] == [13, 26]
+    assert {c.short() for c in picked} >= recorded  # read back, free
+    assert tune.within_budget(batch, recorded, spent=20, cap=21)[-1].num_splits == 13
+    assert all(c.short() in recorded for c in tune.within_budget(batch, recorded, spent=21, cap=21))
+
+
 def test_tiny_run_writes_a_table_the_dispatcher_finds_and_a_rerun_resumes(tmp_path, monkeypatch):
     argv = ["--kernel", "unified", "--workload", "gqa-decode", "--tiny", "--max-candidates", "3", "--jobs", "0"]
     summary = tune.run_tuning(tune_args(tmp_path, *argv))
