@@ -5,37 +5,38 @@ cases re-sized to each row count, one bucket each) it takes the `ShapeKey` the d
 up, searches launch profiles around the default (what the dispatcher picks without a tuned table:
 `select.untuned_selection`, the arch's rule ladders over the analytic default), checks each
 candidate against the float64 reference (rel-L2 < 1e-2 to be eligible) and bit for bit against the
-default profile's output, times it (`timing.time_calls` medians), keeps the fastest eligible profile per bucket and
-writes the device table and a Markdown report.
+default profile's output, times it (`timing.time_calls` medians), keeps the fastest eligible
+profile per bucket and writes the device table and a Markdown report.
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
 addresses_ahead) has ~5,400 points per bucket, hours of GPU time for the ~75 buckets of both
-kernels. The fields act nearly independently (splits set the parallelism; tile, warps and stages
-the pipeline of one program), so the tuner does a coordinate search: from the default it
-sweeps one field at a time, in the order num_splits, addresses_ahead, tile_n, block_m, num_warps,
-num_stages, kv_major (largest effects first), moves only to a value faster than the current best by
-more than `--min-gain` (noise must not move the search), and repeats whole passes until one moves
-nothing, since fields interact (on the H200 a move from 8 to 4 warps made more KV splits pay; a
-single pass had already fixed the splits). Fields tied to one resource also move in pairs
-(`sweep_candidates`): each tile size is also tried with the stage count that keeps the K/V bytes in
-flight (`pipeline_matched`), reading addresses ahead is also tried with at least 3 stages (where it
-keeps more tiles in flight), and where the best profile splits the KV range, each variant of
-another field with the split count that keeps the number of waves (`wave_matched`: a tile that
-halves shared memory fits twice the programs per SM, so it only pays with twice the segments). A
-one-field move never finds such a pair. The split sweep also tries the counts that fill one and two
-whole waves of program slots (`wave_full_splits`), which the powers of two miss. Profiles measured in an earlier pass are not measured
-again. Each bucket's search starts at the fastest of the default, the best eligible profile its
-results file already holds (a later search with more candidates can take another path and settle in
-a worse local optimum; resuming at the best found keeps the table from getting slower) and the
-profiles the table file holds for the bucket, even ones tuned for older kernel sources
-(`tables.previous_profiles`: after a kernel change the old optimum is the best first guess, so a
-re-tune with a small `--max-candidates` stays close to it) and every `--first-guess` that fits (a
-combination found in an A/B that no one-field move reaches: on the H200, addresses ahead with a
-smaller tile and a deeper pipeline). Candidates that cannot fit or compute the shape
+kernels. The fields act nearly independently (splits set the parallelism; tile, warps and stages the
+pipeline of one program), so the tuner does a coordinate search: from the default it sweeps one
+field at a time, in the order num_splits, addresses_ahead, tile_n, block_m, num_warps, num_stages,
+kv_major (largest effects first), moves only to a value faster than the current best by more than
+`--min-gain` (noise must not move the search), and repeats whole passes until one moves nothing,
+since fields interact (on the H200 a move from 8 to 4 warps made more KV splits pay; a single pass
+had already fixed the splits). Fields tied to one resource also move in pairs (`sweep_candidates`):
+each tile size is also tried with the stage count that keeps the K/V bytes in flight
+(`pipeline_matched`), reading addresses ahead is also tried with at least 3 stages (where it keeps
+more tiles in flight), and where the best profile splits the KV range, each variant of another field
+with the split count that keeps the number of waves (`wave_matched`: a tile that halves shared
+memory fits twice the programs per SM, so it only pays with twice the segments). A one-field move
+never finds such a pair. The split sweep also tries the counts that fill one and two whole waves of
+program slots (`wave_full_splits`), which the powers of two miss. Profiles measured in an earlier
+pass are not measured again. Each bucket's search starts at the fastest of the default, the best
+eligible profile its results file already holds (a later search with more candidates can take
+another path and settle in a worse local optimum; resuming at the best found keeps the table from
+getting slower) and the profiles the table file holds for the bucket, even ones tuned for older
+kernel sources (`tables.previous_profiles`: after a kernel change the old optimum is the best first
+guess, so a re-tune with a small `--max-candidates` stays close to it) and every `--first-guess`
+that fits (a combination found in an A/B that no one-field move reaches: on the H200, addresses
+ahead with a smaller tile and a deeper pipeline). Candidates that cannot fit or compute the shape
 (`select.unfit_reason`), are blocklisted (`rules.blocked_reason`) or have more splits than KV tiles
 are pruned unrun. A (bucket, profile) pair is measured once; `--max-candidates` caps a bucket's
-measurements, those on record from earlier runs included (a rerun with the same cap measures
-nothing new, a larger cap goes on).
+measurements, those on record from earlier runs included (a rerun with the same cap measures nothing
+new, a larger cap goes on); profiles on record are read back free, so a sweep's share of the cap
+goes to its values not on record (`within_budget`).
 
 Isolation: the tuner process launches no kernel. Workers (`worker_main`, started with the same
 Python) answer JSON-line requests on stdin/stdout; fd 1 is reserved for replies and anything a
