@@ -42,15 +42,22 @@ def test_addresses_ahead_keeps_two_kv_tiles_in_flight_at_three_stages():
 
 
 def test_gluon_verify_probe_compiles_for_sm90_without_spills():
-    """The Gluon probe of the next verify kernel (scripts/gluon_verify_probe.py, perf-notes v7 item
-    10) keeps building: FA2's layout at 16-key tiles, 64 mma.sync per tile per warp (QK^T 2 x 16,
-    P.V 32 x 1), no stack. A Triton upgrade that changes the Gluon API or the layout's cost fails
-    here before anyone spends device time on it."""
+    """The Gluon probes of the next verify kernel (scripts/gluon_verify_probe.py, perf-notes v7 item
+    10, v8) keep building: FA2's layout at 16-key tiles, 64 mma.sync per tile per warp (QK^T 2 x 16,
+    P.V 32 x 1), no stack; the wgmma kernel without serialization. A Triton upgrade that changes the
+    Gluon API or the layout's cost fails here before anyone spends device time on it."""
     env = dict(os.environ, TRITON_INTERPRET="0")
-    run = subprocess.run([sys.executable, "scripts/gluon_verify_probe.py", "compile"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=600)
+    run = subprocess.run([sys.executable, "scripts/gluon_verify_probe.py", "compile", "v1", "wgmma"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    builds = {(b["tile_n"], b["stages"]): b for b in map(json.loads, run.stdout.strip().splitlines())}
-    n16 = builds[(16, 3)]
+    builds = {(b["variant"], b["tile_n"], b["stages"]): b
+              for b in map(json.loads, run.stdout.strip().splitlines())}
+    n16 = builds[("v1", 16, 3)]
     assert (n16["HMMA"], n16["HGMMA"], n16["stack"]) == (64, 0, 0) and n16["regs"] <= 255
     assert n16["smem"] == 3 * 2 * 16 * 256 * 2  # STAGES x (K, V) x 16 keys x D x bf16
+    # the wgmma kernel: matrix products on wgmma only, not serialized by ptxas (a wgmma left in flight
+    # across the loop's back-edge or under the O rescale serializes all of them), no stack
+    for stages in (3, 4):
+        wg = builds[("wgmma", 16, stages)]
+        assert wg["HMMA"] == 0 and wg["HGMMA"] > 0 and wg["serial"] is False and wg["stack"] == 0
+        assert wg["smem"] == (2 * stages * 16 + 64) * 256 * 2  # K and V rings + Q, bf16
