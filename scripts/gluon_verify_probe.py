@@ -63,6 +63,23 @@ def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, table_row, t, tile_hi, kv_len, max
 
 
 @gluon.jit
+def _split_tiles(seq_lens_ptr, seq, split, num_splits, TILE_N: gl.constexpr):
+    """(KV length, first tile, end tile) of this program's split of the sequence's KV range."""
+    kv_len = gl.load(seq_lens_ptr + seq)
+    num_tiles = gl.cdiv(kv_len, TILE_N)
+    per_split = gl.cdiv(num_tiles, num_splits)
+    tile_lo = split * per_split
+    return kv_len, tile_lo, gl.minimum(tile_lo + per_split, num_tiles)
+
+
+@gluon.jit
+def _packed_rows(seq, kv_head, GROUP: gl.constexpr, Q_LEN: gl.constexpr, LAYOUT: gl.constexpr):
+    """(query token, query head) of each of the GROUP x Q_LEN rows a program packs, in LAYOUT."""
+    offs_m = gl.arange(0, GROUP * Q_LEN, layout=LAYOUT)
+    return seq * Q_LEN + offs_m // GROUP, kv_head * GROUP + offs_m % GROUP
+
+
+@gluon.jit
 def verify_rows_per_warp_kernel(
     q_ptr, k_ptr, v_ptr, part_ptr, lse_ptr, seq_lens_ptr, table_ptr,
     scale_log2, num_tokens, num_splits, max_blocks,
@@ -86,16 +103,11 @@ def verify_rows_per_warp_kernel(
     ROWS: gl.constexpr = gl.SliceLayout(1, MMA)
     COLS: gl.constexpr = gl.SliceLayout(0, MMA)
 
-    kv_len = gl.load(seq_lens_ptr + seq)
+    kv_len, tile_lo, tile_hi = _split_tiles(seq_lens_ptr, seq, split, num_splits, TILE_N)
     context = kv_len - Q_LEN
-    num_tiles = gl.cdiv(kv_len, TILE_N)
-    per_split = gl.cdiv(num_tiles, num_splits)
-    tile_lo = split * per_split
-    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
 
     offs_m = gl.arange(0, M, layout=ROWS)
-    tok = seq * Q_LEN + offs_m // GROUP
-    head = kv_head * GROUP + offs_m % GROUP
+    tok, head = _packed_rows(seq, kv_head, GROUP, Q_LEN, ROWS)
     part_rows = (split * num_tokens + tok).to(gl.int64) * NUM_Q_HEADS + head
     if tile_lo >= tile_hi:
         gl.store(lse_ptr + part_rows, gl.full([M], float("-inf"), gl.float32, ROWS))
@@ -229,24 +241,17 @@ def verify_wgmma_kernel(
     Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([M, D], gl.bfloat16)
     KV_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], gl.bfloat16)
 
-    kv_len = gl.load(seq_lens_ptr + seq)
+    kv_len, tile_lo, tile_hi = _split_tiles(seq_lens_ptr, seq, split, num_splits, TILE_N)
     context = kv_len - Q_LEN
-    num_tiles = gl.cdiv(kv_len, TILE_N)
-    per_split = gl.cdiv(num_tiles, num_splits)
-    tile_lo = split * per_split
-    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
 
-    offs_m = gl.arange(0, M, layout=gl.SliceLayout(1, O_MMA))
-    tok = seq * Q_LEN + offs_m // GROUP
-    head = kv_head * GROUP + offs_m % GROUP
+    tok, head = _packed_rows(seq, kv_head, GROUP, Q_LEN, gl.SliceLayout(1, O_MMA))
     part_rows = (split * num_tokens + tok).to(gl.int64) * NUM_Q_HEADS + head
     if tile_lo >= tile_hi:
         gl.store(lse_ptr + part_rows, gl.full([M], float("-inf"), gl.float32, gl.SliceLayout(1, O_MMA)))
         return
 
-    offs_mc = gl.arange(0, M, layout=gl.SliceLayout(1, COPY))
-    q_rows = ((seq * Q_LEN + offs_mc // GROUP).to(gl.int64) * stride_q_tok
-              + (kv_head * GROUP + offs_mc % GROUP) * stride_q_head)
+    q_tok, q_head = _packed_rows(seq, kv_head, GROUP, Q_LEN, gl.SliceLayout(1, COPY))
+    q_rows = q_tok.to(gl.int64) * stride_q_tok + q_head * stride_q_head
     q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, COPY))[None, :])
     q_smem = gl.allocate_shared_memory(gl.bfloat16, [M, D], Q_SMEM, q)
     k_smem = gl.allocate_shared_memory(gl.bfloat16, [STAGES, TILE_N, D], KV_SMEM)
