@@ -93,9 +93,9 @@ class LaunchProfile:
     def from_short(text: str) -> "LaunchProfile":
         """Inverse of `short()`; the orientation may be left out (row-major), `/ahead` is optional."""
         parts = text.split("/")
-        fields = dict(zip(("m", "n", "s", "w", "st"), parts[:5]))
+        by_key = dict(zip(("m", "n", "s", "w", "st"), parts[:5]))
         try:
-            values = [int(fields[k][len(k):]) for k in ("m", "n", "s", "w", "st") if fields[k].startswith(k)]
+            values = [int(by_key[k][len(k):]) for k in ("m", "n", "s", "w", "st") if by_key[k].startswith(k)]
         except (KeyError, ValueError):
             values = []
         ahead = parts[-1] == "ahead" and len(parts) > 5
