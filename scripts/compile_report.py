@@ -1,7 +1,7 @@
 """Compile the kernels for sm90 on a machine without a GPU and report what the compiler did.
 
 For each (kernel, shape, profile) it prints registers per thread, spilled bytes, shared memory,
-whether ptxas serialized the wgmma instructions (its C7515 warning, which Triton does not show),
+whether ptxas serialized the wgmma instructions (its C7514/C7515 notes, which Triton does not show),
 the fewest cp.async groups a KV loop keeps in flight while it waits (`waits`), and counts of the
 SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older mma.sync path),
 LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS (shared memory traffic), F2F/F2FP
