@@ -20,6 +20,7 @@ from .interpreter import interpreter_active
 from .ops.common import scale_args
 from .ops.sparse import launch_sparse_attention
 from .ops.unified import launch_unified_attention
+from .ops.verify_wgmma import launch_verify_wgmma
 from .profiles.select import Selection, select_profile
 from .profiles.types import LaunchProfile, ShapeKey, query_class
 
@@ -130,11 +131,18 @@ def _check_unified_contents(cu_seqlens_q, seq_lens, max_seqlen_q) -> None:
 # --------------------------------------------------------------------------- profile selection
 
 
-def unified_shape_key(q, k_cache, block_table, max_seqlen_q: int, max_seqlen_k: int | None) -> ShapeKey:
+def has_score_mods(sliding_window=None, softcap=None, sinks=None, **_) -> bool:
+    """Whether a unified call (its keyword arguments) modifies scores: window, softcap or sinks."""
+    return sliding_window is not None or softcap is not None or sinks is not None
+
+
+def unified_shape_key(q, k_cache, block_table, max_seqlen_q: int, max_seqlen_k: int | None,
+                      score_mods: bool = False) -> ShapeKey:
     num_blocks, block_size, num_kv_heads, head_size = k_cache.shape
     kv_len = max_seqlen_k if max_seqlen_k is not None else block_table.shape[1] * block_size
     return ShapeKey("unified", KV_DTYPES[k_cache.dtype], head_size, q.shape[1] // num_kv_heads,
-                    query_class(max_seqlen_q), block_table.shape[0], max_seqlen_q, q.shape[0], num_kv_heads, kv_len)
+                    query_class(max_seqlen_q), block_table.shape[0], max_seqlen_q, q.shape[0], num_kv_heads, kv_len,
+                    score_mods)
 
 
 def sparse_shape_key(q, k_cache, indices) -> ShapeKey:
@@ -144,8 +152,9 @@ def sparse_shape_key(q, k_cache, indices) -> ShapeKey:
                     num_rows, 1, num_rows, num_kv_heads, indices.shape[1])
 
 
-def choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k=None, profile=None) -> Selection:
-    key = unified_shape_key(q, k_cache, block_table, max_seqlen_q, max_seqlen_k)
+def choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k=None, profile=None,
+                           score_mods: bool = False) -> Selection:
+    key = unified_shape_key(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, score_mods)
     return select_profile(key, DeviceInfo.current(q.device.index if q.is_cuda else None), profile)
 
 
@@ -165,13 +174,17 @@ def _unified_op(
     k_scale: float, v_scale: float, softmax_scale: float, softcap: float, sliding_window: int,
     profile: list[int],
 ) -> None:
+    chosen = LaunchProfile.from_ints(profile)
+    if chosen.warpgroup_mma:  # the profile layer admits it only without scales, window, softcap or sinks
+        launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
+                            softmax_scale=softmax_scale, profile=chosen)
+        return
     launch_unified_attention(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
         softmax_scale=softmax_scale,
         k_scale=k_scale_tensor if k_scale_tensor is not None else k_scale,
         v_scale=v_scale_tensor if v_scale_tensor is not None else v_scale,
-        sliding_window=sliding_window or None, softcap=softcap or None, sinks=sinks,
-        profile=LaunchProfile.from_ints(profile),
+        sliding_window=sliding_window or None, softcap=softcap or None, sinks=sinks, profile=chosen,
     )
 
 
@@ -257,7 +270,8 @@ def unified_attention(
     out = _check_out(out, q)
     if _content_checks and not torch.compiler.is_compiling():
         _check_unified_contents(cu_seqlens_q, seq_lens, max_seqlen_q)
-    chosen = choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, profile).profile
+    chosen = choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, profile,
+                                    has_score_mods(sliding_window, softcap, sinks)).profile
     k_t, k_v, _ = scale_args(k_scale)
     v_t, v_v, _ = scale_args(v_scale)
     torch.ops.pagedattn.unified_attention(

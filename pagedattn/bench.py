@@ -148,14 +148,14 @@ def _api_function(kernel: str):
 def _shape_key(kernel: str, kw: dict):
     if kernel == "unified":
         return api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"],
-                                     kw.get("max_seqlen_k"))
+                                     kw.get("max_seqlen_k"), api.has_score_mods(**kw))
     return api.sparse_shape_key(kw["q"], kw["k_cache"], kw["indices"])
 
 
 def _prepare_pagedattn(kernel: str, kw: dict) -> Prepared:
     if kernel == "unified":
         selection = api.choose_unified_profile(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"],
-                                               kw.get("max_seqlen_k"))
+                                               kw.get("max_seqlen_k"), score_mods=api.has_score_mods(**kw))
     else:
         selection = api.choose_sparse_profile(kw["q"], kw["k_cache"], kw["indices"])
     fn = _api_function(kernel)

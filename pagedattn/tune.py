@@ -9,11 +9,12 @@ default profile's output, times it (`timing.time_calls` medians), keeps the fast
 profile per bucket and writes the device table and a Markdown report.
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
-addresses_ahead) has ~5,400 points per bucket, hours of GPU time for the ~75 buckets of both
-kernels. The fields act nearly independently (splits set the parallelism; tile, warps and stages the
-pipeline of one program), so the tuner does a coordinate search: from the default it sweeps one
-field at a time, in the order num_splits, addresses_ahead, tile_n, block_m, num_warps, num_stages,
-kv_major (largest effects first), moves only to a value faster than the current best by more than
+addresses_ahead x warpgroup_mma) has ~5,400 points per bucket, hours of GPU time for the ~75
+buckets of both kernels. The fields act nearly independently (splits set the parallelism; tile,
+warps and stages the pipeline of one program), so the tuner does a coordinate search: from the
+default it sweeps one field at a time, in the order num_splits, warpgroup_mma, addresses_ahead,
+tile_n, block_m, num_warps, num_stages, kv_major (largest effects first; a move to the
+warpgroup-MMA kernel takes its fixed block and warps along, `as_warpgroup_mma`), moves only to a value faster than the current best by more than
 `--min-gain` (noise must not move the search), and repeats whole passes until one moves nothing,
 since fields interact (on the H200 a move from 8 to 4 warps made more KV splits pay; a single pass
 had already fixed the splits). Fields tied to one resource also move in pairs (`sweep_candidates`):
@@ -97,10 +98,11 @@ from . import api, reference, timing, workloads
 from .device import KNOWN_DEVICES, DeviceInfo
 from .profiles import rules, tables
 from .profiles import select as dispatch
-from .profiles.types import KERNELS, MAX_STAGES, LaunchProfile, ShapeKey, next_pow2
+from .profiles.types import KERNELS, MAX_STAGES, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2
 
 REL_L2_BOUND = 1e-2
-SEARCH_ORDER = ("num_splits", "addresses_ahead", "tile_n", "block_m", "num_warps", "num_stages", "kv_major")
+SEARCH_ORDER = ("num_splits", "warpgroup_mma", "addresses_ahead", "tile_n", "block_m", "num_warps", "num_stages",
+                "kv_major")
 STARTUP_SECONDS = 180.0  # a fresh worker's imports and device initialisation
 SETUP_TIMEOUT_FACTOR = 10  # building inputs and the float64 reference, in units of --timeout
 FAULT_ENV = "PAGEDATTN_TUNE_FAULT"
@@ -123,6 +125,7 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
         "num_stages": tuple(range(1, MAX_STAGES + 1)),
         "kv_major": (False, True),
         "addresses_ahead": (False, True),
+        "warpgroup_mma": (False, True) if key.kernel == "unified" else (False,),
     }
 
 
@@ -148,10 +151,20 @@ def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile
     """`cand` (another tile size) with the stage count that keeps `start`'s K/V bytes in flight,
     tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more.
     Buffers per stage count as `select.kv_buffers` has them: num_stages - 1 (at most 3), or one per
-    stage with the addresses read ahead."""
-    buffers = max(round(dispatch.kv_buffers(start.num_stages, start.addresses_ahead) * start.tile_n / cand.tile_n), 1)
+    stage with the addresses read ahead and in the warpgroup-MMA kernel's ring (at least 3)."""
+    ring = start.addresses_ahead or start.warpgroup_mma
+    buffers = max(round(dispatch.kv_buffers(start.num_stages, ring) * start.tile_n / cand.tile_n), 1)
+    if cand.warpgroup_mma:
+        return dataclasses.replace(cand, num_stages=min(max(buffers, 3), MAX_STAGES))
     stages = min(buffers, MAX_STAGES) if cand.addresses_ahead else min(buffers, 3) + 1
     return dataclasses.replace(cand, num_stages=stages)
+
+
+def as_warpgroup_mma(profile: LaunchProfile) -> LaunchProfile:
+    """`profile` moved to the warpgroup-MMA kernel: its tile and ring depth (at least 3) and splits,
+    the kernel's fixed block and warps, no Triton-only flags."""
+    return dataclasses.replace(profile, block_m=WGMMA_BLOCK_M, num_warps=WGMMA_WARPS, kv_major=False,
+                               addresses_ahead=False, num_stages=max(profile.num_stages, 3), warpgroup_mma=True)
 
 
 def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: DeviceInfo) -> list[LaunchProfile]:
@@ -168,6 +181,8 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
         variants += [pipeline_matched(c, start) for c in variants]
     if name == "addresses_ahead":
         variants += [dataclasses.replace(c, num_stages=max(c.num_stages, 3)) for c in variants if c.addresses_ahead]
+    if name == "warpgroup_mma":
+        variants = [as_warpgroup_mma(c) if c.warpgroup_mma else c for c in variants]
     if name != "num_splits" and start.num_splits > 1:
         variants += [wave_matched(c, start, key, device) for c in variants]
     return list(dict.fromkeys(variants))
@@ -208,7 +223,8 @@ def case_shape_key(case: workloads.Case) -> ShapeKey:
         return api.sparse_shape_key(q, kv, torch.empty(s.rows, s.topk, device="meta"))
     q = torch.empty(sum(s.query_lens), s.num_q_heads, s.head_size, device="meta")
     table = torch.empty(len(s.kv_lens), max(workloads.cdiv(n, s.block_size) for n in s.kv_lens), device="meta")
-    return api.unified_shape_key(q, kv, table, s.max_seqlen_q, max(s.kv_lens))
+    return api.unified_shape_key(q, kv, table, s.max_seqlen_q, max(s.kv_lens),
+                                 api.has_score_mods(s.sliding_window, s.softcap, s.sinks or None))
 
 
 @dataclass(frozen=True)
@@ -338,8 +354,17 @@ class _WorkerState:
     def _use_kernel(self, kernel: str) -> None:
         self.launch = api.unified_attention if kernel == "unified" else api.sparse_attention
 
+    def _release_inputs(self) -> None:
+        """Drop the previous bucket's tensors and hand their memory back to the device before the
+        next bucket's are made: a dozen compile workers each caching a 32K-token case's pages
+        left the timing worker's set-up out of memory on the H200 (perf-notes v9)."""
+        self.inputs, self.reference, self.default_out = [], None, None
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
+
     def setup(self, msg: dict) -> dict:
         self.setup_id = None
+        self._release_inputs()
         case = CaseRef(**msg["case"]).resolve()
         kernel = case.shape.kernel
         self._use_kernel(kernel)
@@ -354,7 +379,7 @@ class _WorkerState:
         self.default_out = self._launch_once(LaunchProfile.from_dict(msg["default"]))
         if kernel == "unified":
             key = api.unified_shape_key(first["q"], first["k_cache"], first["block_table"], first["max_seqlen_q"],
-                                        first["max_seqlen_k"])
+                                        first["max_seqlen_k"], api.has_score_mods(**first))
         else:
             key = api.sparse_shape_key(first["q"], first["k_cache"], first["indices"])
         signature = {name: {"shape": list(v.shape), "stride": list(v.stride()), "dtype": str(v.dtype)[len("torch."):]}
@@ -364,6 +389,7 @@ class _WorkerState:
 
     def setup_zeros(self, msg: dict) -> None:
         self.setup_id = None
+        self._release_inputs()
         self._use_kernel(msg["kernel"])
         self.inputs = [{
             name: spec["value"] if "value" in spec else torch.empty_strided(

@@ -41,7 +41,8 @@ def main() -> int:
                                       ("mixed", [1] * decodes + prompts[:2], contexts + prompts[:2])):
             shape = UnifiedShape(tuple(q_lens), tuple(kv_lens), q_heads, kv_heads, 256, block_size=256)
             kw = shape.build(device, seed=3).kwargs
-            key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], max(kv_lens))
+            key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], max(kv_lens),
+                                        api.has_score_mods(**kw))
             chosen = select_profile(key, target)
             out = pagedattn.unified_attention(**kw, out=torch.full_like(kw["q"], float("nan")), profile=chosen.profile)
             err = reference.rel_l2(out, reference.unified_attention(**kw))

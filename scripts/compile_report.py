@@ -25,9 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
+from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
 from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
 from pagedattn.ops.unified import unified_attention_kernel  # noqa: E402
+from pagedattn.ops.verify_wgmma import verify_wgmma_kernel  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
@@ -65,6 +67,15 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
                  HAS_WINDOW=False, HAS_SOFTCAP=False, HAS_SINKS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False,
                  V_SCALE_TENSOR=False)
     return _compile(unified_attention_kernel, sig, const, profile.num_warps, profile.num_stages)
+
+
+def compile_verify_wgmma(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[q], "v_ptr": TYPES[q], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+            "lse_ptr": "*fp32", "cu_q_ptr": "*i32", "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
+    sig, const = _signature(verify_wgmma_kernel, ptrs, {"scale_log2"}, set())
+    const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
+                 SPLIT=split, SAME_STRIDES=True)
+    return _compile(verify_wgmma_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
 def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):

@@ -26,7 +26,7 @@ import torch
 
 import pagedattn
 from pagedattn import LaunchProfile, reference
-from pagedattn.api import choose_sparse_profile, choose_unified_profile
+from pagedattn.api import choose_sparse_profile, choose_unified_profile, has_score_mods
 from pagedattn.timing import time_calls
 from pagedattn.workloads import SparseShape, UnifiedShape
 
@@ -92,7 +92,7 @@ def run_case(name: str, shape, profiles: list[LaunchProfile], sink) -> None:
     ref = getattr(reference, f"{shape.kernel}_attention")(**kwargs)
     if shape.kernel == "unified":
         chosen = choose_unified_profile(kwargs["q"], kwargs["k_cache"], kwargs["block_table"], kwargs["max_seqlen_q"],
-                                        kwargs["max_seqlen_k"])
+                                        kwargs["max_seqlen_k"], score_mods=has_score_mods(**kwargs))
     else:
         chosen = choose_sparse_profile(kwargs["q"], kwargs["k_cache"], kwargs["indices"])
     for profile in [chosen.profile, *profiles]:

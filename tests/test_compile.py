@@ -61,3 +61,34 @@ def test_gluon_verify_probe_compiles_for_sm90_without_spills():
         wg = builds[("wgmma", 16, stages)]
         assert wg["HMMA"] == 0 and wg["HGMMA"] > 0 and wg["serial"] is False and wg["stack"] == 0
         assert wg["smem"] == (2 * stages * 16 + 64) * 256 * 2  # K and V rings + Q, bf16
+
+
+_WGMMA_PROGRAM = """
+import json, sys
+sys.path.insert(0, "scripts")
+import compile_report as cr
+from pagedattn.profiles.select import smem_bytes
+from pagedattn.profiles.types import LaunchProfile, ShapeKey
+rows = []
+for q, head, tile, stages, split in (("bf16", 256, 16, 4, True), ("bf16", 256, 16, 3, False), ("fp16", 128, 32, 3, True),
+                                     ("bf16", 64, 64, 6, True)):
+    profile = LaunchProfile(64, tile, 12, 4, stages, warpgroup_mma=True)
+    key = ShapeKey("unified", q, head, 16, "verify", 20, 4, 80, 1, 32768)
+    rows.append(cr.compile_verify_wgmma(q, 16, head, 16, profile, split) | {"estimate": smem_bytes(profile, key)})
+print(json.dumps(rows))
+"""
+
+
+def test_library_wgmma_kernel_builds_unserialized_and_as_the_estimate_says():
+    """ops/verify_wgmma.py for sm90 at the profiles the tuner may pick: matrix products on wgmma
+    only, none serialized by ptxas, no stack, at most 255 registers at D=256 (two programs per SM
+    need <= 256), and shared memory exactly as `select.smem_bytes` estimates (the split rule counts
+    programs per SM with it)."""
+    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-c", _WGMMA_PROGRAM], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    for build in json.loads(run.stdout.strip().splitlines()[-1]):
+        assert build["HMMA"] == 0 and build["HGMMA"] > 0 and build["serial"] is False and build["stack"] == 0
+        assert build["regs"] <= 255
+        assert build["smem"] == build["estimate"]

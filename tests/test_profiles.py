@@ -198,10 +198,12 @@ def test_verify_gate_applies_only_on_gfx950():
 @pytest.mark.parametrize("key,fields", [
     (unified_key(64, 1, 32, 8, 32768, head_size=128), {"tile_n": 128, "num_stages": 2}),  # decode, 4 rows
     (unified_key(64, 4, 32, 8, 4096, head_size=128), {"tile_n": 128, "num_stages": 2}),  # verify, 16 rows
-    (unified_key(20, 4, 16, 1, 32768), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
+    (unified_key(20, 4, 16, 1, 32768), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True}),
+    (dataclasses.replace(unified_key(20, 4, 16, 1, 32768), score_mods=True),
+     {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
     (unified_key(20, 4, 32, 2, 70000, "fp8"), {"tile_n": 32, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
     (unified_key(4, 8192, 32, 8, 8192, head_size=128), {"addresses_ahead": True}),  # prefill
-], ids=["decode-d128", "verify-d128", "verify-d256-bf16", "verify-d256-fp8", "prefill"])
+], ids=["decode-d128", "verify-d128", "verify-d256-bf16", "verify-d256-bf16-softcap", "verify-d256-fp8", "prefill"])
 def test_sm90_rules_set_the_h200_table_fields(key, fields):
     chosen = select_profile(key, H200)
     assert chosen.source == "rules" and "H200" in chosen.detail
@@ -437,15 +439,17 @@ def test_launch_profile_limits_and_round_trip():
     assert LaunchProfile(block_m=16, tile_n=16).block_q(24) == 1
 
 
-@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("flags", [(False, False, False), (True, False, False), (False, True, False), (True, True, False),
+                                   (False, False, True)])
 def test_launch_profile_int_list_round_trip(flags):
     """The custom ops carry a profile as a list of ints: every field, the flags back as bools (a
     flag that came back as 1 would compile the kernels a second time under another constexpr)."""
     p = LaunchProfile(64, 32, 12, 4, 4, *flags)
     back = LaunchProfile.from_ints(p.to_ints())
-    assert back == p and [type(getattr(back, k)) for k in ("kv_major", "addresses_ahead")] == [bool, bool]
+    flag_names = ("kv_major", "addresses_ahead", "warpgroup_mma")
+    assert back == p and [type(getattr(back, k)) for k in flag_names] == [bool, bool, bool]
     assert len(p.to_ints()) == len(p.to_dict())
-    with pytest.raises(ValueError, match="7 fields"):
+    with pytest.raises(ValueError, match="8 fields"):
         LaunchProfile.from_ints(p.to_ints()[:-1])
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..device import DeviceInfo
-from .types import LaunchProfile, ShapeKey, next_pow2
+from .types import WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class When:
     min_kv_len: int | None = None  # kv_len > min_kv_len
     head_sizes: tuple[int, ...] = ()
     max_query_rows: int | None = None  # group x max_seqlen_q <= max_query_rows (unified: rows a program packs)
+    plain_scores: bool = False  # True: only calls without a sliding window, softcap or sinks
 
     def matches(self, device: DeviceInfo, key: ShapeKey) -> bool:
         heads_block = next_pow2(key.group)
@@ -57,6 +58,7 @@ class When:
             self.min_kv_len is None or key.kv_len > self.min_kv_len,
             not self.head_sizes or key.head_size in self.head_sizes,
             self.max_query_rows is None or key.group * key.max_seqlen_q <= self.max_query_rows,
+            not self.plain_scores or not key.score_mods,
         )
         return all(checks)
 
@@ -126,13 +128,18 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
         # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with
         # at most 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256
-        # (64 packed rows) keeps 4 warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses
-        # a step ahead (buckets that differ: BF16 70,000 keys 16q/1kv n32/st3, FP8 8,192 keys
-        # 16q/1kv n64/w8/st3); prefill and mixed batches read addresses a step ahead (FP8 mixed
-        # also took n128/st2).
+        # with 16-bit K/V and plain scores runs the warpgroup-MMA kernel (ops/verify_wgmma.py),
+        # 16-key tiles 4 deep; with a window, softcap or sinks, or FP8, the Triton kernel keeps
+        # 4 warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead (buckets
+        # that differ: FP8 8,192 keys 16q/1kv n32/s12, 32q/2kv s6); prefill and mixed batches read
+        # addresses a step ahead (FP8 mixed also took n128/st2).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
+                      max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
+                 {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
+                  "warpgroup_mma": True}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16),
                  {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",)),

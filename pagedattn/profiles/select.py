@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..device import DeviceInfo
 from . import rules, tables
-from .types import LaunchProfile, ShapeKey, next_pow2
+from .types import WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 MIN_TILES_PER_SPLIT = 4
@@ -68,8 +68,13 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     Against Triton's builds of the unified kernel (scripts/compile_report.py, perf-notes v8): within
     1 KB below the real size at BLOCK_M 64-128 for BF16 and FP8, tiles 16-128, 2-5 stages, with and
     without addresses ahead; at BLOCK_M 16 it overestimates (75 vs 136 KB for BF16 at n64/st3),
-    which only makes the split rule more conservative there."""
+    which only makes the split rule more conservative there. The warpgroup-MMA kernel allocates
+    exactly Q, its K/V ring and a byte per ring key (usable or masked): 96 KB + 64 B at D=256, 16
+    keys, 4 stages (tests/test_compile.py checks it against the builds)."""
     head_pad = next_pow2(key.head_size)
+    if profile.warpgroup_mma:
+        ring = profile.num_stages * profile.tile_n
+        return (profile.block_m + 2 * ring) * head_pad * KV_BYTES[key.kv_dtype] + ring
     kv = kv_buffers(profile.num_stages, profile.addresses_ahead) * profile.tile_n * head_pad * KV_BYTES[key.kv_dtype] * 2
     upcast_tiles = (2 if profile.tile_n >= 128 else 1) if key.kv_dtype == "fp8" and not profile.kv_major else 0
     upcast = upcast_tiles * profile.tile_n * head_pad * 2
@@ -86,12 +91,44 @@ def shape_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     """Why `profile` would compute a wrong result for `key` (None if it would not)."""
     if profile.block_m < key.group:
         return f"block_m={profile.block_m} is smaller than the GQA group ({key.group})"
+    return wgmma_problem(profile, key) if profile.warpgroup_mma else None
+
+
+def wgmma_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
+    """Why the warpgroup-MMA kernel (ops/verify_wgmma.py) cannot run `key` with `profile`."""
+    if key.kernel != "unified":
+        return "warpgroup_mma is a unified-kernel profile"
+    if (profile.block_m, profile.num_warps) != (WGMMA_BLOCK_M, WGMMA_WARPS):
+        return f"warpgroup_mma runs block_m={WGMMA_BLOCK_M} with {WGMMA_WARPS} warps (one warpgroup)"
+    if profile.kv_major or profile.addresses_ahead:
+        return "warpgroup_mma has no kv_major or addresses_ahead form"
+    if profile.num_stages < 3 or profile.tile_n > 64:
+        return "warpgroup_mma needs num_stages >= 3 (its K/V ring) and tile_n <= 64"
+    if key.kv_dtype == "fp8":
+        return "warpgroup_mma reads 16-bit K/V only"
+    if key.head_size not in (64, 128, 256):
+        return f"warpgroup_mma supports head sizes 64, 128 and 256, not {key.head_size}"
+    if key.group * key.max_seqlen_q > WGMMA_BLOCK_M:
+        return (f"warpgroup_mma packs a sequence's queries x group into one {WGMMA_BLOCK_M}-row block: "
+                f"{key.max_seqlen_q} x {key.group} do not fit")
+    if key.score_mods:
+        return "warpgroup_mma has no sliding window, softcap or sinks"
+    return None
+
+
+def device_problem(profile: LaunchProfile, device: DeviceInfo) -> str | None:
+    """Why `profile`'s kernel cannot run on `device` (None if it can)."""
+    if profile.warpgroup_mma and device.arch != "sm90":
+        if device.vendor == "interpreter":
+            return "warpgroup_mma is a Gluon kernel, which the Triton interpreter does not run"
+        return f"warpgroup_mma needs an sm90 (Hopper) GPU, this is {device.arch}"
     return None
 
 
 def unfit_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> str | None:
-    """Why `profile` cannot run `key` on `device`: wrong shape or over the resource estimates."""
-    problem = shape_problem(profile, key)
+    """Why `profile` cannot run `key` on `device`: wrong shape, wrong device or over the resource
+    estimates."""
+    problem = shape_problem(profile, key) or device_problem(profile, device)
     if problem or device.vendor == "interpreter":
         return problem
     if smem_bytes(profile, key) > device.smem_per_block:
@@ -163,7 +200,8 @@ def default_profile(key: ShapeKey, device: DeviceInfo) -> LaunchProfile:
 def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | None = None) -> Selection:
     kernel = key.kernel
     if explicit is not None:
-        problem = shape_problem(explicit, key) or rules.blocked_reason(kernel, device, key, explicit)
+        problem = (shape_problem(explicit, key) or device_problem(explicit, device)
+                   or rules.blocked_reason(kernel, device, key, explicit))
         if problem:
             raise ValueError(f"profile {explicit.short()} cannot run this {kernel} call: {problem}")
         return Selection(explicit, "explicit")
@@ -189,7 +227,8 @@ def untuned_selection(key: ShapeKey, device: DeviceInfo) -> Selection:
 
 
 def _runnable(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> bool:
-    return shape_problem(profile, key) is None and not rules.blocked_reason(kernel, device, key, profile)
+    return (shape_problem(profile, key) is None and device_problem(profile, device) is None
+            and not rules.blocked_reason(kernel, device, key, profile))
 
 
 def _unblocked_variant(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> LaunchProfile:

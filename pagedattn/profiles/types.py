@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, fields
 
 KERNELS = ("unified", "sparse")
 MAX_STAGES = 6  # software-pipelining depth a profile may ask for
+WGMMA_BLOCK_M = 64  # rows of the warpgroup-MMA verify kernel's program: one warpgroup's wgmma height
+WGMMA_WARPS = 4  # one warpgroup
 
 
 def next_pow2(n: int) -> int:
@@ -36,6 +38,11 @@ class LaunchProfile:
                 one, at the price of a tile buffer, registers and an exposed L2 read per step
                 (ops/common.py). On the H200 it pays for verify (FP8 32-token tiles, BF16 16-token
                 tiles at 4 stages) and prefill, and a little for sparse BF16 at 2 stages.
+    warpgroup_mma  unified only: run ops/verify_wgmma.py, the Gluon kernel on Hopper's warpgroup
+                matrix unit (sm90; calls whose sequences fit one 64-row block, 16-bit K/V, no
+                window/softcap/sinks: `select.shape_problem` says which). block_m 64 and 4 warps
+                (one warpgroup); num_stages is its K/V ring depth (>= 3); kv_major and
+                addresses_ahead do not apply and stay False.
     """
 
     block_m: int
@@ -45,6 +52,7 @@ class LaunchProfile:
     num_stages: int = 2
     kv_major: bool = False
     addresses_ahead: bool = False
+    warpgroup_mma: bool = False
 
     def __post_init__(self) -> None:
         for name in ("block_m", "tile_n"):
@@ -85,14 +93,17 @@ class LaunchProfile:
     def short(self) -> str:
         form = "kvmajor" if self.kv_major else "rowmajor"
         ahead = "/ahead" if self.addresses_ahead else ""
-        return (
-            f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/{form}{ahead}"
-        )
+        wgmma = "/wgmma" if self.warpgroup_mma else ""
+        return (f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/"
+                f"{form}{ahead}{wgmma}")
 
     @staticmethod
     def from_short(text: str) -> "LaunchProfile":
-        """Inverse of `short()`; the orientation may be left out (row-major), `/ahead` is optional."""
+        """Inverse of `short()`; the orientation may be left out (row-major), `/ahead` and `/wgmma`
+        are optional."""
         parts = text.split("/")
+        wgmma = parts[-1] == "wgmma" and len(parts) > 5
+        parts = parts[:len(parts) - wgmma]
         by_key = dict(zip(("m", "n", "s", "w", "st"), parts[:5]))
         try:
             values = [int(by_key[k][len(k):]) for k in ("m", "n", "s", "w", "st") if by_key[k].startswith(k)]
@@ -101,8 +112,8 @@ class LaunchProfile:
         ahead = parts[-1] == "ahead" and len(parts) > 5
         flags = parts[5:len(parts) - ahead]
         if len(values) != 5 or flags not in ([], ["rowmajor"], ["kvmajor"]):
-            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor][/ahead]: {text!r}")
-        return LaunchProfile(*values, kv_major=flags == ["kvmajor"], addresses_ahead=ahead)
+            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor][/ahead][/wgmma]: {text!r}")
+        return LaunchProfile(*values, kv_major=flags == ["kvmajor"], addresses_ahead=ahead, warpgroup_mma=wgmma)
 
 
 def query_class(max_seqlen_q: int) -> str:
@@ -119,6 +130,9 @@ class ShapeKey:
     programs  sparse: rows x KV heads (the seed rules' "programs"); unified: sequences x KV heads,
               a lower bound that ignores how many query blocks a prefill chunk needs.
     kv_len    unified: max_seqlen_k (or the block table's capacity); sparse: top-k.
+    score_mods  unified: a sliding window, softcap or sinks is given. Not a table coordinate (the
+              tuned profile of a bucket serves calls with and without them); it only rules out
+              profiles whose kernel has none of them (`warpgroup_mma`).
     """
 
     kernel: str
@@ -131,6 +145,7 @@ class ShapeKey:
     num_tokens: int
     num_kv_heads: int
     kv_len: int
+    score_mods: bool = False
 
     @property
     def programs(self) -> int:

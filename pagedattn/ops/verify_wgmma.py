@@ -1,0 +1,246 @@
+"""Verify and decode attention on Hopper's warpgroup matrix unit (wgmma), written in Gluon.
+
+The unified call for the shapes where the Triton kernel is latency-bound (perf-notes v7-v9: D=256
+verify, 64 packed rows, 8 warps per SM at 255 registers): one warpgroup per program, Q and a ring
+of K/V tiles in NVMMA-swizzled shared memory filled by cp.async, Q.K^T and P.V on wgmma (each K/V
+tile is read from shared memory once per program, not once per warp as with mma.sync), and
+FlashAttention-3's in-warpgroup overlap: tile t + 1's Q.K^T is issued before tile t's softmax.
+The loop does two tiles per step and waits so that no wgmma is in flight across the loop's
+back-edge or while O is rescaled; with either, ptxas serializes every wgmma (its C7514/C7515
+notes, `scripts/compile_report.py`'s `serial`; tests/test_compile.py keeps the build clean).
+
+Grid: (sequences, KV heads, KV segments). A program packs all query tokens of one sequence with the
+GROUP heads of one KV head into BLOCK_M = 64 rows (row r = token r // GROUP, head r % GROUP, as in
+ops/unified.py), so the profile layer routes here only calls whose every sequence fits one block
+(GROUP x max_seqlen_q <= 64), with 16-bit K/V, head size 64/128/256, and no sliding window,
+softcap or sinks (`select.shape_problem`); it runs on sm90 only and never under the Triton
+interpreter (Gluon kernels do not interpret), so the CPU suite tests its build offline and the GPU
+suite its results. KV segments are cut from each sequence's length on the device exactly as in
+ops/unified.py; segments past a sequence's keys write lse = -inf and exit. Page ids outside
+[0, num_blocks) and entries past the table's width are masked: never copied, never attended.
+
+Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
+  BLOCK_M = 64  one warpgroup's wgmma height; fixed, hence the 64-row limit above.
+  TILE_N        keys per tile: the N of Q.K^T and the K of P.V. 16 keeps registers at ~210 (two
+                programs per SM); 32 doubles the score registers and the ring's bytes.
+  num_stages    depth of the K/V ring (>= 3: two tiles per loop step are consumed while the next
+                copies land). Shared memory = (64 + 2 x stages x TILE_N) x head x 2 bytes; on the
+                H200 4 stages of 16 keys (96 KB at D=256) still fit two programs per SM and
+                measured 20-25 % faster than 3 (perf-notes v9).
+  num_splits    as in ops/unified.py: sequences x KV heads programs must fill the SMs' slots.
+  num_warps = 4 one warpgroup.
+"""
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared, warpgroup_mma, warpgroup_mma_init, warpgroup_mma_wait,
+)
+
+from ..profiles.types import WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile
+from .common import LOG2E, launch_merge, split_workspace
+
+BLOCK_M = gl.constexpr(WGMMA_BLOCK_M)
+WARPS = gl.constexpr(WGMMA_WARPS)
+BATCH_SIZED_ARGS = ["num_tokens", "max_blocks", "stride_table"]
+
+
+@gluon.jit
+def _pages(table_row, pos, in_range, max_blocks, num_blocks, PAGE: gl.constexpr):
+    """(physical page, usable) of key positions `pos`: entries past the table's width and page ids
+    outside [0, num_blocks) are not usable (their copies are masked, so the page id is not clamped)."""
+    page = pos // PAGE
+    phys = gl.load(table_row + page, mask=in_range & (page < max_blocks), other=-1)
+    return phys, in_range & (phys >= 0) & (phys < num_blocks)
+
+
+@gluon.jit
+def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t, tile_hi, kv_len, max_blocks,
+                num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
+                TILE_N: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr,
+                SAME_STRIDES: gl.constexpr, COPY: gl.constexpr):
+    """cp.async of tile t's K and V rows into ring slot t % STAGES, and which of its keys are usable
+    into the same slot of a byte ring (the softmax reads it there instead of the page table again);
+    unusable keys and tiles past the segment are zero-filled without a read."""
+    pos = t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
+    phys, ok = _pages(table_row, pos, (pos < kv_len) & (t < tile_hi), max_blocks, num_blocks, PAGE)
+    phys = phys.to(gl.int64)
+    slot = pos % PAGE
+    cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
+    k_rows = phys * stride_k_block + slot * stride_k_slot + k_head
+    if SAME_STRIDES:  # one offset per key for both caches (a quarter of the loop's integer work)
+        v_rows = k_rows
+    else:
+        v_rows = phys * stride_v_block + slot * stride_v_slot + v_head
+    async_copy.async_copy_global_to_shared(k_smem.index(t % STAGES), k_ptr + k_rows[:, None] + cols[None, :],
+                                           mask=ok[:, None])
+    async_copy.async_copy_global_to_shared(v_smem.index(t % STAGES), v_ptr + v_rows[:, None] + cols[None, :],
+                                           mask=ok[:, None])
+    async_copy.commit_group()
+    usable_smem.index(t % STAGES).store(ok.to(gl.int8))
+
+
+@gluon.jit
+def _scores_next(q_smem, k_smem, usable_smem, t, STAGES: gl.constexpr, TILE_N: gl.constexpr, S_MMA: gl.constexpr):
+    """Wait for tile t's copies, start its Q.K^T (asynchronous), and read which of its keys are
+    usable, in the scores' layout."""
+    async_copy.wait_group(STAGES - 3)
+    gl.thread_barrier()
+    fence_async_shared()
+    s = warpgroup_mma(q_smem, k_smem.index(t % STAGES).permute([1, 0]),
+                      gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA), use_acc=False, is_async=True)
+    return s, usable_smem.index(t % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
+
+
+@gluon.jit
+def _softmax_pv(s, usable, s_next, o, m_i, l_i, v_smem, t, tile_hi, q_pos, scale_log2,
+                TILE_N: gl.constexpr, STAGES: gl.constexpr, S_MMA: gl.constexpr, O_MMA: gl.constexpr,
+                P_OP: gl.constexpr):
+    """Online softmax of tile t's scores (causal; keys not usable and tiles past the segment
+    masked), then start P.V (asynchronous) once s_next's Q.K^T is done."""
+    pos = t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(0, S_MMA))
+    visible = (pos[None, :] <= q_pos[:, None]) & usable[None, :] & (t < tile_hi)
+    s = gl.where(visible, s * scale_log2, float("-inf"))
+    m_new = gl.maximum(m_i, gl.max(s, axis=1))
+    alpha = gl.exp2(m_i - m_new)
+    p = gl.exp2(s - m_new[:, None])
+    l_i = l_i * alpha + gl.sum(p, axis=1)
+    p_op = gl.convert_layout(p.to(v_smem.dtype), P_OP)
+    s_next = warpgroup_mma_wait(num_outstanding=0, deps=(s_next,))  # nothing in flight while O is rescaled
+    o = o * gl.convert_layout(alpha, gl.SliceLayout(1, O_MMA))[:, None]
+    o = warpgroup_mma(p_op, v_smem.index(t % STAGES), o, is_async=True)
+    return o, m_new, l_i, s_next
+
+
+@gluon.jit(do_not_specialize=BATCH_SIZED_ARGS)
+def verify_wgmma_kernel(
+    q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, cu_q_ptr, seq_lens_ptr, table_ptr,
+    scale_log2, num_tokens, num_blocks, max_blocks, num_splits,
+    stride_q_tok, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
+    stride_v_block, stride_v_slot, stride_v_head, stride_o_tok, stride_o_head, stride_table,
+    NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
+    TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr,
+):
+    seq = gl.program_id(0)
+    kv_head = gl.program_id(1)
+    split = gl.program_id(2)
+    DTYPE: gl.constexpr = q_ptr.dtype.element_ty
+    S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
+                                                    instr_shape=[16, TILE_N, 16])
+    O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, D, 16])
+    P_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
+    COPY: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
+    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], DTYPE)
+    KV_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], DTYPE)
+    ROWS: gl.constexpr = gl.SliceLayout(1, O_MMA)
+
+    q_first = gl.load(cu_q_ptr + seq)
+    q_len = gl.load(cu_q_ptr + seq + 1) - q_first
+    if q_len == 0:
+        return
+    kv_len = gl.load(seq_lens_ptr + seq)
+    context = kv_len - q_len  # absolute position of the sequence's first query
+    num_tiles = gl.cdiv(kv_len, TILE_N)
+    per_split = gl.cdiv(num_tiles, num_splits)
+    tile_lo = split * per_split
+    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
+
+    offs_m = gl.arange(0, BLOCK_M, layout=ROWS)
+    tok = q_first + offs_m // GROUP
+    head = kv_head * GROUP + offs_m % GROUP
+    row_ok = (offs_m < BLOCK_M // GROUP * GROUP) & (offs_m // GROUP < q_len)
+    part_rows = (split * num_tokens + tok).to(gl.int64) * NUM_Q_HEADS + head
+    if SPLIT:
+        if tile_lo >= tile_hi:  # segment starts past this sequence's keys
+            gl.store(lse_ptr + part_rows, gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS), mask=row_ok)
+            return
+
+    offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, COPY))
+    q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
+    q_ok = (offs_q < BLOCK_M // GROUP * GROUP) & (offs_q // GROUP < q_len)
+    q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, COPY))[None, :],
+                mask=q_ok[:, None], other=0.0)
+    q_smem = gl.allocate_shared_memory(DTYPE, [BLOCK_M, D], Q_SMEM, q)
+    k_smem = gl.allocate_shared_memory(DTYPE, [STAGES, TILE_N, D], KV_SMEM)
+    v_smem = gl.allocate_shared_memory(DTYPE, [STAGES, TILE_N, D], KV_SMEM)
+    usable_smem = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
+    table_row = table_ptr + seq.to(gl.int64) * stride_table
+    k_head = kv_head * stride_k_head
+    v_head = kv_head * stride_v_head
+    for ahead in gl.static_range(STAGES - 1):
+        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, tile_lo + ahead, tile_hi, kv_len,
+                    max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
+                    TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+
+    o = warpgroup_mma_init(gl.zeros([BLOCK_M, D], gl.float32, O_MMA))
+    m_i = gl.full([BLOCK_M], -1.0e30, gl.float32, gl.SliceLayout(1, S_MMA))
+    l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, S_MMA))
+    q_pos = context + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, S_MMA)) // GROUP
+    # the prologue's wait leaves STAGES - 2 groups in flight, as the loop's does
+    async_copy.wait_group(STAGES - 2)
+    gl.thread_barrier()
+    fence_async_shared()
+    s_a = warpgroup_mma(q_smem, k_smem.index(tile_lo % STAGES).permute([1, 0]),
+                        gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA), use_acc=False, is_async=True)
+    ok_a = usable_smem.index(tile_lo % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
+    s_a = warpgroup_mma_wait(num_outstanding=0, deps=(s_a,))
+    for t in range(tile_lo, tile_hi, 2):
+        # two tiles per step: tile t + 1's Q.K^T runs under tile t's softmax, then t + 2's under
+        # t + 1's; nothing is in flight while O is rescaled nor across the back-edge
+        s_b, ok_b = _scores_next(q_smem, k_smem, usable_smem, t + 1, STAGES, TILE_N, S_MMA)
+        s_a, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_a, o))
+        o, m_i, l_i, s_b = _softmax_pv(s_a, ok_a, s_b, o, m_i, l_i, v_smem, t, tile_hi, q_pos, scale_log2,
+                                       TILE_N, STAGES, S_MMA, O_MMA, P_OP)
+        gl.thread_barrier()
+        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t + STAGES - 1, tile_hi, kv_len,
+                    max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
+                    TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+        s_a, ok_a = _scores_next(q_smem, k_smem, usable_smem, t + 2, STAGES, TILE_N, S_MMA)
+        s_b, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_b, o))
+        o, m_i, l_i, s_a = _softmax_pv(s_b, ok_b, s_a, o, m_i, l_i, v_smem, t + 1, tile_hi, q_pos, scale_log2,
+                                       TILE_N, STAGES, S_MMA, O_MMA, P_OP)
+        gl.thread_barrier()
+        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t + STAGES, tile_hi, kv_len,
+                    max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
+                    TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+        o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
+    o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
+    async_copy.wait_group(0)
+
+    # rows that saw no key (a segment wholly after a row's position) write 0 and lse -inf
+    l_o = gl.convert_layout(l_i, ROWS)
+    has_keys = l_o > 0.0
+    o = o * gl.where(has_keys, 1.0 / gl.where(has_keys, l_o, 1.0), 0.0)[:, None]
+    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, O_MMA))
+    if SPLIT:
+        gl.store(part_ptr + (part_rows * D)[:, None] + offs_d[None, :], o, mask=row_ok[:, None])
+        lse = gl.where(has_keys, gl.convert_layout(m_i, ROWS) + gl.log2(gl.where(has_keys, l_o, 1.0)), float("-inf"))
+        gl.store(lse_ptr + part_rows, lse, mask=row_ok)
+    else:
+        out_rows = tok.to(gl.int64) * stride_o_tok + head * stride_o_head
+        gl.store(out_ptr + out_rows[:, None] + offs_d[None, :], o.to(DTYPE), mask=row_ok[:, None])
+
+
+def launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *,
+                        softmax_scale: float, profile: LaunchProfile) -> None:
+    """Launch with the given profile (its tile, stages and splits); decides nothing."""
+    num_tokens, num_q_heads, head = q.shape
+    num_blocks, page, num_kv_heads, _ = k_cache.shape
+    num_seqs = seq_lens.shape[0]
+    splits = profile.num_splits
+    if num_tokens == 0:
+        return
+    part, lse = split_workspace(splits, num_tokens, num_q_heads, head, out)
+    verify_wgmma_kernel[(num_seqs, num_kv_heads, splits)](
+        q, k_cache, v_cache, out, part, lse, cu_seqlens_q, seq_lens, block_table,
+        softmax_scale * LOG2E, num_tokens, num_blocks, block_table.shape[1], splits,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
+        block_table.stride(0),
+        NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
+        TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1,
+        SAME_STRIDES=k_cache.stride() == v_cache.stride(), num_warps=WGMMA_WARPS,
+    )
+    if splits > 1:
+        launch_merge(part, lse, out)

@@ -1,0 +1,255 @@
+"""The warpgroup-MMA verify kernel (ops/verify_wgmma.py, profile flag `warpgroup_mma`).
+
+Where the profile layer sends a call and why it refuses one are pure functions, tested here on the
+CPU. The kernel is written in Gluon, which Triton's interpreter does not run: its sm90 build is
+checked offline in tests/test_compile.py and its results by the GPU tests below (marked `gpu`:
+skipped on machines without a CUDA GPU, and on GPUs other than sm90).
+"""
+
+import dataclasses
+import json
+
+import pytest
+import torch
+import triton
+
+import pagedattn
+from pagedattn import LaunchProfile, api, reference
+from pagedattn.device import INTERPRETER, KNOWN_DEVICES
+from pagedattn.profiles import select, tables
+from pagedattn.profiles.types import ShapeKey
+from pagedattn.tune import as_warpgroup_mma, pipeline_matched, sweep_candidates
+from pagedattn.workloads import UnifiedShape, make_paged_cache
+from conftest import assert_close_to_reference, nan_like
+
+H200 = KNOWN_DEVICES["NVIDIA_H200"]
+H100 = KNOWN_DEVICES["NVIDIA_H100_80GB_HBM3"]
+A100 = KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]
+WGMMA = LaunchProfile(64, 16, 1, 4, 4, warpgroup_mma=True)
+MTP = ShapeKey("unified", "bf16", 256, 16, "verify", 20, 4, 80, 1, 32768)  # B=20, 4 draft tokens, 16q/1kv
+
+
+@pytest.fixture(autouse=True)
+def no_tuned_tables(tmp_path_factory, monkeypatch):
+    monkeypatch.setattr(tables, "TABLE_DIR", tmp_path_factory.getbasetemp() / "no-tables")
+    tables.clear_cache()
+    yield
+    tables.clear_cache()
+
+
+# ----------------------------------------------------------------------------- selection (CPU)
+
+
+@pytest.mark.parametrize("device", [H200, H100], ids=["H200", "H100"])
+@pytest.mark.parametrize("kv_dtype,group,draft", [("bf16", 16, 4), ("fp16", 16, 4), ("bf16", 8, 8), ("bf16", 6, 10)])
+def test_sm90_without_a_table_runs_plain_16bit_verify_at_head_256_on_wgmma(device, kv_dtype, group, draft):
+    key = dataclasses.replace(MTP, kv_dtype=kv_dtype, group=group, max_seqlen_q=draft, num_tokens=20 * draft)
+    chosen = select.untuned_selection(key, device)
+    assert chosen.source == "rules" and chosen.profile.warpgroup_mma
+    assert (chosen.profile.block_m, chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == \
+        (64, 16, 4, 4)
+    assert not chosen.profile.kv_major and not chosen.profile.addresses_ahead
+    assert select.shape_problem(chosen.profile, key) is None
+
+
+def test_wgmma_splits_come_from_its_own_program_slots():
+    """216 registers and 96 KB of shared memory: two programs per SM, so 20 sequences x 1 KV head
+    split 12 ways (240 of 264 slots), as the Triton profile at 4 warps."""
+    profile = select.untuned_selection(MTP, H200).profile
+    assert select.program_slots(profile, MTP, H200) == 2 * 132
+    assert profile.num_splits == 12
+
+
+@pytest.mark.parametrize("change,triton_fields", [
+    ({"kv_dtype": "fp8"}, {"tile_n": 32, "addresses_ahead": True}),  # FP8: the Triton verify row
+    ({"score_mods": True}, {"tile_n": 16, "addresses_ahead": True}),  # window/softcap/sinks: same
+    ({"max_seqlen_q": 5, "num_tokens": 100}, {"tile_n": 16, "addresses_ahead": True}),  # 80 rows > 64
+    ({"head_size": 128}, {}),  # no D128 verify row at 64 rows: the analytic default
+])
+def test_sm90_calls_the_wgmma_kernel_cannot_compute_fall_to_the_triton_kernel(change, triton_fields):
+    key = dataclasses.replace(MTP, **change)
+    chosen = select.untuned_selection(key, H200).profile
+    assert not chosen.warpgroup_mma
+    assert {name: getattr(chosen, name) for name in triton_fields} == triton_fields
+
+
+@pytest.mark.parametrize("device", [A100, KNOWN_DEVICES["AMD_INSTINCT_MI300X"]], ids=["A100", "MI300X"])
+def test_other_arches_never_get_wgmma(device):
+    assert not select.untuned_selection(MTP, device).profile.warpgroup_mma
+
+
+@pytest.mark.parametrize("profile_change,key_change,needle", [
+    ({"num_warps": 8}, {}, "one warpgroup"),
+    ({"block_m": 128}, {}, "one warpgroup"),
+    ({"addresses_ahead": True}, {}, "addresses_ahead"),
+    ({"kv_major": True}, {}, "kv_major"),
+    ({"num_stages": 2}, {}, "num_stages >= 3"),
+    ({"tile_n": 128}, {}, "tile_n <= 64"),
+    ({}, {"kv_dtype": "fp8"}, "16-bit"),
+    ({}, {"head_size": 96}, "head sizes"),
+    ({}, {"max_seqlen_q": 5}, "do not fit"),
+    ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
+    ({}, {"score_mods": True}, "softcap"),
+    ({}, {"kernel": "sparse"}, "unified-kernel"),
+])
+def test_every_reason_the_wgmma_kernel_refuses_a_call(profile_change, key_change, needle):
+    profile = dataclasses.replace(WGMMA, **profile_change)
+    key = dataclasses.replace(MTP, **key_change)
+    problem = select.shape_problem(profile, key)
+    assert problem is not None and needle in problem
+    with pytest.raises(ValueError, match="cannot run"):
+        select.select_profile(key, H200, profile)
+    assert select.shape_problem(WGMMA, MTP) is None  # the unchanged pair is fine
+
+
+@pytest.mark.parametrize("device,needle", [(INTERPRETER, "interpreter"), (A100, "sm90")])
+def test_wgmma_is_refused_off_hopper(device, needle):
+    assert needle in select.device_problem(WGMMA, device)
+    assert needle in select.unfit_reason(WGMMA, MTP, device)
+    with pytest.raises(ValueError, match=needle):
+        select.select_profile(MTP, device, WGMMA)
+    assert select.device_problem(WGMMA, H100) is None and select.device_problem(dataclasses.replace(
+        WGMMA, warpgroup_mma=False), INTERPRETER) is None
+
+
+def test_a_table_entry_with_wgmma_is_not_used_where_it_cannot_run(tmp_path, monkeypatch):
+    """A tuned wgmma entry serves its bucket on the GPU it was tuned on, but a call of that bucket
+    with a softcap (not a table coordinate) goes to the rules' Triton profile."""
+    monkeypatch.setattr(tables, "TABLE_DIR", tmp_path)
+    tables.clear_cache()
+    entry = {"key": MTP.bucket(), "profile": dataclasses.replace(WGMMA, num_splits=13).to_dict()}
+    meta = {"device": H200.name, "triton": triton.__version__, "kernel_hash": {"unified": tables.kernel_hash("unified")}}
+    (tmp_path / f"{H200.name}.json").write_text(json.dumps({"meta": meta, "entries": [entry]}))
+    assert select.select_profile(MTP, H200).profile == dataclasses.replace(WGMMA, num_splits=13)
+    softcapped = select.select_profile(dataclasses.replace(MTP, score_mods=True), H200)
+    assert softcapped.source == "rules" and not softcapped.profile.warpgroup_mma
+
+
+def test_api_call_with_wgmma_on_the_interpreter_names_the_reason(device):
+    if device != "cpu":
+        pytest.skip("the interpreter refusal is a CPU-machine path")
+    kwargs = UnifiedShape((4, 2), (40, 20), 16, 1, 64, 16).build(device, seed=3).kwargs
+    with pytest.raises(ValueError, match="interpreter"):
+        pagedattn.unified_attention(**kwargs, profile=WGMMA)
+
+
+def test_softcap_window_and_sinks_count_as_score_mods():
+    assert not api.has_score_mods()
+    assert api.has_score_mods(softcap=30.0) and api.has_score_mods(sliding_window=128)
+    assert api.has_score_mods(sinks=torch.zeros(4))
+
+
+def test_profile_text_round_trip():
+    profile = dataclasses.replace(WGMMA, num_splits=13)
+    assert profile.short() == "m64/n16/s13/w4/st4/rowmajor/wgmma"
+    assert LaunchProfile.from_short(profile.short()) == profile
+    assert LaunchProfile.from_short("m64/n16/s13/w4/st4/wgmma") == profile
+    assert LaunchProfile.from_ints(profile.to_ints()) == profile
+
+
+def test_tuner_moves_to_wgmma_with_its_fixed_fields():
+    start = LaunchProfile(64, 16, 12, 4, 2, addresses_ahead=True)
+    variants = sweep_candidates(start, "warpgroup_mma", MTP, H200)
+    moved = [v for v in variants if v.warpgroup_mma]
+    assert as_warpgroup_mma(start) in moved
+    assert all(select.shape_problem(v, MTP) is None for v in moved)
+    assert as_warpgroup_mma(start).num_stages == 3 and as_warpgroup_mma(start).num_splits == 12
+    # a tile change keeps the ring's bytes: 4 x 16 keys -> 2 x 32 keys, raised to the 3-stage minimum
+    assert pipeline_matched(dataclasses.replace(WGMMA, tile_n=32), WGMMA).num_stages == 3
+    assert pipeline_matched(dataclasses.replace(WGMMA, tile_n=16), dataclasses.replace(WGMMA, tile_n=32,
+                                                                                       num_stages=3)).num_stages == 6
+
+
+# ----------------------------------------------------------------------------- results (sm90 GPU)
+
+sm90 = pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
+                          reason="the warpgroup-MMA kernel needs an sm90 GPU")
+
+# (query lengths, KV lengths, q heads, kv heads, head size, page): variable draft lengths, sequences
+# shorter than a tile, of length 1, and KV lengths off tile and page boundaries
+_SHAPES = [
+    ((4, 4, 4, 4), (2051, 16, 4, 700), 16, 1, 256, 16),
+    ((4, 1, 3, 2), (5000, 1, 3, 33), 32, 2, 256, 32),
+    ((10, 7, 1), (901, 10, 64), 6, 1, 128, 64),
+    ((1, 8, 2), (1, 300, 1234), 8, 1, 64, 16),
+    ((2, 2), (3001, 17), 24, 1, 128, 16),
+]
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("shape", _SHAPES, ids=lambda s: f"q{'-'.join(map(str, s[0]))}-g{s[2] // s[3]}-d{s[4]}-p{s[5]}")
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("profile", [WGMMA, dataclasses.replace(WGMMA, num_splits=5, num_stages=3),
+                                     dataclasses.replace(WGMMA, tile_n=32, num_splits=3, num_stages=3),
+                                     dataclasses.replace(WGMMA, tile_n=64, num_splits=16, num_stages=3)],
+                         ids=lambda p: p.short())
+def test_wgmma_matches_the_float64_reference(shape, dtype, profile):
+    q_lens, kv_lens, q_heads, kv_heads, head, page = shape
+    if profile.tile_n == 64 and head == 256:
+        pytest.skip("n64 at D=256 leaves no room for two programs per SM; covered at smaller heads")
+    kwargs = UnifiedShape(q_lens, kv_lens, q_heads, kv_heads, head, page, q_dtype=dtype, kv_dtype=dtype
+                          ).build("cuda", seed=sum(kv_lens)).kwargs
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 4])
+def test_wgmma_masks_invalid_pages(splits):
+    kwargs = UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16).build("cuda", seed=21).kwargs
+    table = kwargs["block_table"].clone()
+    num_blocks = kwargs["k_cache"].shape[0]
+    table[0, 1], table[0, 20], table[1, 0] = -7, num_blocks + 3, 2**30
+    kwargs["block_table"] = table
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
+                                      profile=dataclasses.replace(WGMMA, num_splits=splits))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+    every = kwargs | {"block_table": torch.full_like(table, -1)}
+    out = pagedattn.unified_attention(**every, out=nan_like(kwargs["q"]),
+                                      profile=dataclasses.replace(WGMMA, num_splits=splits))
+    assert torch.count_nonzero(out) == 0 and not out.isnan().any()
+
+
+@pytest.mark.gpu
+@sm90
+def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables():
+    gen = torch.Generator(device="cuda").manual_seed(6)
+    batch, q_len, capacity = 8, 4, 3000
+    cache = make_paged_cache([capacity] * batch, 1, 256, 16, "bf16", "cuda", gen)
+    q = torch.randn(batch * q_len, 16, 256, device="cuda", generator=gen).bfloat16()
+    cu = torch.arange(0, batch * q_len + 1, q_len, dtype=torch.int32, device="cuda")
+    seq_lens = torch.full((batch,), capacity, dtype=torch.int32, device="cuda")
+    table = cache.block_table.clone()
+    out = torch.empty_like(q)
+    call = dict(cu_seqlens_q=cu, seq_lens=seq_lens, block_table=table, max_seqlen_q=q_len, max_seqlen_k=capacity,
+                out=out, profile=dataclasses.replace(WGMMA, num_splits=7))
+    pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)  # compile outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)
+    for _ in range(3):
+        seq_lens.copy_(torch.randint(q_len, capacity + 1, (batch,), device="cuda", generator=gen, dtype=torch.int32))
+        table.copy_(table[torch.randperm(batch, device="cuda", generator=gen)])
+        q.copy_(torch.randn(q.shape, device="cuda", generator=gen))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        expected = reference.unified_attention(q, cache.k_cache, cache.v_cache,
+                                               **{k: v for k, v in call.items() if k not in ("out", "profile")})
+        assert_close_to_reference(out, expected)
+
+
+@pytest.mark.gpu
+@sm90
+def test_wgmma_reads_v_with_its_own_strides():
+    """K and V caches with different strides (V pages head-major) take the kernel's second
+    addressing branch; equal strides (every other test) share one offset per key."""
+    kwargs = UnifiedShape((4, 3), (900, 77), 16, 2, 128, 16).build("cuda", seed=31).kwargs
+    kwargs["v_cache"] = kwargs["v_cache"].permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+    assert kwargs["v_cache"].stride() != kwargs["k_cache"].stride()
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
+                                      profile=dataclasses.replace(WGMMA, num_splits=3))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
