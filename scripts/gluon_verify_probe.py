@@ -11,12 +11,8 @@ head dimension of the output its own program (both compute the full Q.K^T: accum
 halve, K is read twice); `+q-smem` reads Q from shared memory for every tile instead of holding it
 in registers (126 registers with d-split).
 
-`wgmma` is a second kernel (`verify_wgmma_kernel`, built offline only so far, perf-notes v8 §6
-item 1): one warpgroup, Q and the K/V ring in NVMMA-swizzled shared memory, Q.K^T and P.V on the
-Hopper matrix unit (wgmma: each K/V tile is read from shared memory once, not once per warp), and
-FA3's in-warpgroup overlap — tile t + 1's Q.K^T is issued before tile t's softmax. Two tiles per
-loop step and nothing in flight across the loop's back-edge or while O is rescaled: with either,
-ptxas serializes every wgmma (its C7514/C7515 notes; `compile_report`'s `serial`). STAGES >= 3.
+The wgmma kernel this probe led to is in the library now (`pagedattn/ops/verify_wgmma.py`, profile
+flag `warpgroup_mma`; perf-notes v9); the probe keeps the mma.sync variants it was measured against.
 
 Simplifications against `ops/unified.py`: uniform query length, BF16 only, head size a multiple of
 4 x 16, K and V with the same strides, the causal mask on every tile, no window/softcap/sinks, page
@@ -35,8 +31,6 @@ import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
-from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, warpgroup_mma, warpgroup_mma_init,
-                                                               warpgroup_mma_wait)
 
 LOG2E = 1.4426950408889634
 
@@ -192,128 +186,17 @@ def verify_rows_per_warp_kernel(
     gl.store(lse_ptr + part_rows, m_i + gl.log2(l_i))  # the HALVES programs store the same value
 
 
-@gluon.jit
-def _qk_next(q_smem, k_smem, t, STAGES: gl.constexpr, M: gl.constexpr, TILE_N: gl.constexpr, S_MMA: gl.constexpr):
-    """Wait for tile t's K, then start Q.K^T of it (asynchronous)."""
-    async_copy.wait_group(STAGES - 3)
-    gl.thread_barrier()
-    fence_async_shared()
-    return warpgroup_mma(q_smem, k_smem.index(t % STAGES).permute([1, 0]), gl.zeros([M, TILE_N], gl.float32, S_MMA),
-                         use_acc=False, is_async=True)
-
-
-@gluon.jit
-def _softmax_pv(s, s_next, o, m_i, l_i, v_smem, t, tile_hi, kv_len, q_pos, offs_n, scale_log2,
-                TILE_N: gl.constexpr, STAGES: gl.constexpr, O_MMA: gl.constexpr, P_OP: gl.constexpr):
-    """Online softmax of tile t's scores, then start P.V (asynchronous). Tiles past the split
-    (t >= tile_hi) were copied as zeros and are masked here."""
-    pos = t * TILE_N + offs_n
-    visible = (pos[None, :] <= q_pos[:, None]) & (pos[None, :] < kv_len) & (t < tile_hi)
-    s = gl.where(visible, s * scale_log2, float("-inf"))
-    m_new = gl.maximum(m_i, gl.max(s, axis=1))
-    alpha = gl.exp2(m_i - m_new)
-    p = gl.exp2(s - m_new[:, None])
-    l_i = l_i * alpha + gl.sum(p, axis=1)
-    p_op = gl.convert_layout(p.to(gl.bfloat16), P_OP)
-    s_next = warpgroup_mma_wait(num_outstanding=0, deps=(s_next,))  # nothing in flight while O is rescaled
-    o = o * gl.convert_layout(alpha, gl.SliceLayout(1, O_MMA))[:, None]
-    o = warpgroup_mma(p_op, v_smem.index(t % STAGES), o, is_async=True)
-    return o, m_new, l_i, s_next
-
-
-@gluon.jit
-def verify_wgmma_kernel(
-    q_ptr, k_ptr, v_ptr, part_ptr, lse_ptr, seq_lens_ptr, table_ptr,
-    scale_log2, num_tokens, num_splits, max_blocks,
-    stride_q_tok, stride_q_head, stride_k_block, stride_k_slot, stride_k_head, stride_table,
-    NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, Q_LEN: gl.constexpr, D: gl.constexpr,
-    PAGE: gl.constexpr, TILE_N: gl.constexpr, STAGES: gl.constexpr,
-):
-    M: gl.constexpr = GROUP * Q_LEN
-    seq = gl.program_id(0)
-    kv_head = gl.program_id(1)
-    split = gl.program_id(2)
-
-    S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TILE_N, 16])
-    O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, D, 16])
-    P_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
-    COPY: gl.constexpr = gl.BlockedLayout([1, 8], [1, 32], [4, 1], [1, 0])
-    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([M, D], gl.bfloat16)
-    KV_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], gl.bfloat16)
-
-    kv_len, tile_lo, tile_hi = _split_tiles(seq_lens_ptr, seq, split, num_splits, TILE_N)
-    context = kv_len - Q_LEN
-
-    tok, head = _packed_rows(seq, kv_head, GROUP, Q_LEN, gl.SliceLayout(1, O_MMA))
-    part_rows = (split * num_tokens + tok).to(gl.int64) * NUM_Q_HEADS + head
-    if tile_lo >= tile_hi:
-        gl.store(lse_ptr + part_rows, gl.full([M], float("-inf"), gl.float32, gl.SliceLayout(1, O_MMA)))
-        return
-
-    q_tok, q_head = _packed_rows(seq, kv_head, GROUP, Q_LEN, gl.SliceLayout(1, COPY))
-    q_rows = q_tok.to(gl.int64) * stride_q_tok + q_head * stride_q_head
-    q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, COPY))[None, :])
-    q_smem = gl.allocate_shared_memory(gl.bfloat16, [M, D], Q_SMEM, q)
-    k_smem = gl.allocate_shared_memory(gl.bfloat16, [STAGES, TILE_N, D], KV_SMEM)
-    v_smem = gl.allocate_shared_memory(gl.bfloat16, [STAGES, TILE_N, D], KV_SMEM)
-    table_row = table_ptr + seq.to(gl.int64) * stride_table
-    k_off = kv_head * stride_k_head
-    for pre in gl.static_range(STAGES - 1):
-        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, table_row, tile_lo + pre, tile_hi, kv_len, max_blocks, k_off,
-                    k_off, stride_k_block, stride_k_slot, TILE_N, D, D, PAGE, STAGES, COPY)
-    async_copy.wait_group(STAGES - 2)
-    gl.thread_barrier()
-    fence_async_shared()
-    o = warpgroup_mma_init(gl.zeros([M, D], gl.float32, O_MMA))
-    m_i = gl.full([M], -1.0e30, gl.float32, gl.SliceLayout(1, S_MMA))
-    l_i = gl.zeros([M], gl.float32, gl.SliceLayout(1, S_MMA))
-    q_pos = context + gl.arange(0, M, layout=gl.SliceLayout(1, S_MMA)) // GROUP
-    offs_n = gl.arange(0, TILE_N, layout=gl.SliceLayout(0, S_MMA))
-    s_a = warpgroup_mma(q_smem, k_smem.index(tile_lo % STAGES).permute([1, 0]),
-                        gl.zeros([M, TILE_N], gl.float32, S_MMA), use_acc=False, is_async=True)
-    s_a = warpgroup_mma_wait(num_outstanding=0, deps=(s_a,))
-    for t in range(tile_lo, tile_hi, 2):
-        # two tiles per step: tile t + 1's Q.K^T runs under tile t's softmax, then t + 2's under
-        # t + 1's; nothing is in flight while O is rescaled nor across the back-edge (ptxas
-        # serializes every wgmma otherwise)
-        s_b = _qk_next(q_smem, k_smem, t + 1, STAGES, M, TILE_N, S_MMA)
-        s_a, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_a, o))
-        o, m_i, l_i, s_b = _softmax_pv(s_a, s_b, o, m_i, l_i, v_smem, t, tile_hi, kv_len, q_pos, offs_n,
-                                       scale_log2, TILE_N, STAGES, O_MMA, P_OP)
-        gl.thread_barrier()
-        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, table_row, t + STAGES - 1, tile_hi, kv_len, max_blocks,
-                    k_off, k_off, stride_k_block, stride_k_slot, TILE_N, D, D, PAGE, STAGES, COPY)
-        s_a = _qk_next(q_smem, k_smem, t + 2, STAGES, M, TILE_N, S_MMA)
-        s_b, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_b, o))
-        o, m_i, l_i, s_a = _softmax_pv(s_b, s_a, o, m_i, l_i, v_smem, t + 1, tile_hi, kv_len, q_pos, offs_n,
-                                       scale_log2, TILE_N, STAGES, O_MMA, P_OP)
-        gl.thread_barrier()
-        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, table_row, t + STAGES, tile_hi, kv_len, max_blocks,
-                    k_off, k_off, stride_k_block, stride_k_slot, TILE_N, D, D, PAGE, STAGES, COPY)
-        o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
-    o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))  # the accumulator as a tensor (nothing in flight)
-    async_copy.wait_group(0)
-
-    inv = gl.convert_layout(1.0 / l_i, gl.SliceLayout(1, O_MMA))
-    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, O_MMA))
-    gl.store(part_ptr + (part_rows * D)[:, None] + offs_d[None, :], o * inv[:, None])
-    gl.store(lse_ptr + part_rows, gl.convert_layout(m_i + gl.log2(l_i), gl.SliceLayout(1, O_MMA)))
-
-
-VARIANTS = {  # rows-per-warp (mma.sync) variants: name -> (HALVES, Q_SMEM, ONE_BARRIER); "wgmma" is the other kernel
+VARIANTS = {  # rows-per-warp (mma.sync) variants: name -> (HALVES, Q_SMEM, ONE_BARRIER)
     "v1": (1, False, False),
     "one-barrier": (1, False, True),
     "d-split": (2, False, False),
     "d-split+q-smem": (2, True, False),
     "d-split+q-smem+one-barrier": (2, True, True),
-    "wgmma": None,
 }
 
 
 def _kernel_and_constants(variant, tile_n, stages, head):
     """The kernel of a variant and its variant-specific constexprs."""
-    if variant == "wgmma":
-        return verify_wgmma_kernel, {}
     halves, q_smem, one_barrier = VARIANTS[variant]
     return verify_rows_per_warp_kernel, dict(HALVES=halves, Q_SMEM=q_smem, ONE_BARRIER=one_barrier, CHUNK=head // 4)
 
@@ -352,10 +235,8 @@ def compile_offline(tile_n: int, stages: int, variant: str = "v1") -> dict:
     return compile_report._compile(kernel, sig, const, 4, 1, source=GluonASTSource)
 
 
-# what the next GPU run measures (perf-notes v8, §6 item 1): v1 at the wave-filling 13 splits, and
-# the wgmma kernel, built offline only so far
-DEFAULT_CONFIGS = [("v1", 13, 32, 2), ("v1", 13, 16, 3)] + [
-    ("wgmma", splits, tile_n, stages) for splits in (12, 13) for tile_n, stages in ((16, 3), (16, 4), (32, 3))]
+DEFAULT_CONFIGS = [("v1", 13, 32, 2), ("v1", 13, 16, 3)]  # the best v1 configurations (perf-notes v8 item 1)
+LIBRARY_WGMMA = "m64/n16/s13/w4/st5/wgmma"  # the H200 table's profile of the library's wgmma kernel (v9)
 
 
 def run(path, configs=DEFAULT_CONFIGS):
@@ -370,11 +251,11 @@ def run(path, configs=DEFAULT_CONFIGS):
         case = next(c for c in get_workload("mtp-verify").cases if c.label == label)
         kw = case.build("cuda").kwargs
         ref = reference.unified_attention(**kw)
-        base = LaunchProfile.from_short(table_profile)
-        out = torch.empty_like(kw["q"])
-        ms_triton = time_calls([functools.partial(pagedattn.unified_attention, **kw, out=out, profile=base)])
-        rows.append(dict(case=label, kernel="pagedattn (Triton)", profile=table_profile, ms=ms_triton))
-        print(json.dumps(rows[-1]), flush=True)
+        for kernel, short in (("pagedattn (Triton)", table_profile), ("pagedattn (wgmma)", LIBRARY_WGMMA)):
+            out = torch.empty_like(kw["q"])
+            call = functools.partial(pagedattn.unified_attention, **kw, out=out, profile=LaunchProfile.from_short(short))
+            rows.append(dict(case=label, kernel=kernel, profile=short, ms=time_calls([call])))
+            print(json.dumps(rows[-1]), flush=True)
         for variant, splits, tile_n, stages in configs:
             t, h, d = kw["q"].shape
             part = torch.empty(splits, t, h, d, dtype=torch.float32, device="cuda")

@@ -1,10 +1,11 @@
 """Verify and decode attention on Hopper's warpgroup matrix unit (wgmma), written in Gluon.
 
-The unified call for the shapes where the Triton kernel is latency-bound (perf-notes v7-v9: D=256
-verify, 64 packed rows, 8 warps per SM at 255 registers): one warpgroup per program, Q and a ring
-of K/V tiles in NVMMA-swizzled shared memory filled by cp.async, Q.K^T and P.V on wgmma (each K/V
-tile is read from shared memory once per program, not once per warp as with mma.sync), and
-FlashAttention-3's in-warpgroup overlap: tile t + 1's Q.K^T is issued before tile t's softmax.
+The unified call for the shapes where the Triton kernel is latency-bound (D=256 verify, 64 packed
+rows, 8 warps per SM at 255 registers: perf-notes v5-v8; this kernel is faster there, v9): one
+warpgroup per program, Q and a ring of K/V tiles in NVMMA-swizzled shared memory filled by
+cp.async, Q.K^T and P.V on wgmma (each K/V tile is read from shared memory once per program, not
+once per warp as with mma.sync), and FlashAttention-3's in-warpgroup overlap: tile t + 1's Q.K^T
+is issued before tile t's softmax.
 The loop does two tiles per step and waits so that no wgmma is in flight across the loop's
 back-edge or while O is rescaled; with either, ptxas serializes every wgmma (its C7514/C7515
 notes, `scripts/compile_report.py`'s `serial`; tests/test_compile.py keeps the build clean).
@@ -22,11 +23,13 @@ ops/unified.py; segments past a sequence's keys write lse = -inf and exit. Page 
 Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
   BLOCK_M = 64  one warpgroup's wgmma height; fixed, hence the 64-row limit above.
   TILE_N        keys per tile: the N of Q.K^T and the K of P.V. 16 keeps registers at ~210 (two
-                programs per SM); 32 doubles the score registers and the ring's bytes.
+                programs per SM); 32 doubles the score registers and the ring's bytes (8-12 %
+                slower on the H200).
   num_stages    depth of the K/V ring (>= 3: two tiles per loop step are consumed while the next
-                copies land). Shared memory = (64 + 2 x stages x TILE_N) x head x 2 bytes; on the
-                H200 4 stages of 16 keys (96 KB at D=256) still fit two programs per SM and
-                measured 20-25 % faster than 3 (perf-notes v9).
+                copies land). Shared memory = (64 + 2 x stages x TILE_N) x head x 2 bytes + one
+                byte per ring key; at D=256 and 16 keys, 4 and 5 stages (96 / 112 KB) still fit two
+                programs per SM, and on the H200 4 stages measured 20 % faster than 3, 5 another
+                0.3-1.3 % (perf-notes v9).
   num_splits    as in ops/unified.py: sequences x KV heads programs must fill the SMs' slots.
   num_warps = 4 one warpgroup.
 """
