@@ -148,6 +148,9 @@ def main() -> None:
         for tile, stages in ((32, 4), (16, 4)):
             prof = LaunchProfile(64, tile, 12, 4, stages, addresses_ahead=True)
             rows.append((f"unified verify 16:1 D256 {kv}", prof, compile_unified("bf16", kv, 16, 256, 16, prof, True)))
+    for stages in (4, 5):
+        prof = LaunchProfile(64, 16, 13, 4, stages, warpgroup_mma=True)
+        rows.append(("unified verify 16:1 D256 bf16", prof, compile_verify_wgmma("bf16", 16, 256, 16, prof, True)))
     for kv_major in (False, True):
         for tile, warps, stages in ((64, 4, 3), (128, 4, 3)):
             prof = LaunchProfile(16, tile, 1, warps, stages, kv_major)

@@ -53,7 +53,7 @@ def test_sm90_without_a_table_runs_plain_16bit_verify_at_head_256_on_wgmma(devic
 
 
 def test_wgmma_splits_come_from_its_own_program_slots():
-    """216 registers and 96 KB of shared memory: two programs per SM, so 20 sequences x 1 KV head
+    """~210 registers and 96 KB of shared memory: two programs per SM, so 20 sequences x 1 KV head
     split 12 ways (240 of 264 slots), as the Triton profile at 4 warps."""
     profile = select.untuned_selection(MTP, H200).profile
     assert select.program_slots(profile, MTP, H200) == 2 * 132
@@ -131,6 +131,25 @@ def test_api_call_with_wgmma_on_the_interpreter_names_the_reason(device):
     kwargs = UnifiedShape((4, 2), (40, 20), 16, 1, 64, 16).build(device, seed=3).kwargs
     with pytest.raises(ValueError, match="interpreter"):
         pagedattn.unified_attention(**kwargs, profile=WGMMA)
+
+
+@pytest.mark.parametrize("extra,score_mods", [({}, False), ({"softcap": 30.0}, True), ({"sliding_window": 16}, True),
+                                              ({"sinks": "tensor"}, True)])
+def test_unified_attention_hands_score_mods_to_the_profile_layer(device, monkeypatch, extra, score_mods):
+    """The public call tells the dispatcher whether scores are modified, so an sm90 call with a
+    softcap, window or sinks is never sent to the wgmma kernel (which has none of them)."""
+    seen = []
+
+    def record(*args, **kwargs):
+        seen.append(kwargs.get("score_mods", args[6] if len(args) > 6 else False))
+        return select.Selection(LaunchProfile(16, 16, 1), "explicit")
+
+    monkeypatch.setattr(api, "choose_unified_profile", record)
+    kwargs = UnifiedShape((2, 1), (40, 20), 4, 1, 32, 16).build(device, seed=4).kwargs
+    if extra.get("sinks") == "tensor":
+        extra = {"sinks": torch.zeros(4, device=device)}
+    pagedattn.unified_attention(**(kwargs | extra))
+    assert seen == [score_mods]
 
 
 def test_softcap_window_and_sinks_count_as_score_mods():

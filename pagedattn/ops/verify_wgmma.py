@@ -72,7 +72,7 @@ def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t, tile_hi
     slot = pos % PAGE
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
     k_rows = phys * stride_k_block + slot * stride_k_slot + k_head
-    if SAME_STRIDES:  # one offset per key for both caches (a quarter of the loop's integer work)
+    if SAME_STRIDES:  # one offset per key for both caches (perf-notes v9 item 4)
         v_rows = k_rows
     else:
         v_rows = phys * stride_v_block + slot * stride_v_slot + v_head
