@@ -19,7 +19,7 @@ status=0
 python3 -m pytest -q -p no:cacheprovider tests >"$out/pytest.log" 2>&1 || status=1
 tail -3 "$out/pytest.log"
 compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m pytest -q -p no:cacheprovider \
-  tests/test_unified.py tests/test_sparse.py -k "invalid or every_page or padding or unknown_request" \
+  tests/test_unified.py tests/test_sparse.py tests/test_verify_wgmma.py -k "invalid or every_page or padding or unknown_request" \
   >"$out/memcheck.log" 2>&1 || status=1
 grep -E "ERROR SUMMARY|passed|failed" "$out/memcheck.log" | tail -2
 python3 -m pagedattn.cli bench --json "$out/bench.json" "$@" >"$out/bench.log" 2>&1 || status=1
