@@ -12,14 +12,19 @@
 #            its report.
 #   bench    GPU 0: `pagedattn bench` over the unified workloads; GPU 1: over the sparse ones, then
 #            the transformers serving benchmark (scripts/serve_transformers.py).
+#   retune1  one GPU (an `nvidia-h200` machine), after a change to the unified kernels' code (which
+#            makes every unified table entry stale): their GPU tests, `pagedattn tune --kernel
+#            unified` over every bucket from the table's previous profiles (CANDIDATES default 8,
+#            JOBS 6: fewer compile workers holding full-size inputs), then the unified bench — what
+#            perf-notes v9 call 5 ran in 221 s.
 #
-# Usage: scripts/gpu-session.sh tune|measure|bench OUTDIR [SECONDS]   (time box, default 540)
+# Usage: scripts/gpu-session.sh tune|measure|bench|retune1 OUTDIR [SECONDS]   (time box, default 540)
 #        CANDIDATES=12 scripts/gpu-session.sh ...   caps the tuners' candidates per bucket (default 48):
 #        a quick re-tune after a kernel change, each bucket starting at the previous table's profile.
 # Everything goes to OUTDIR/session.tgz (the device tool returns few files) and the tail of each log
 # to stdout. Works from a source checkout with nothing installed (PYTHONPATH).
 set -uo pipefail
-usage="usage: scripts/gpu-session.sh tune|measure|bench OUTDIR [SECONDS]"
+usage="usage: scripts/gpu-session.sh tune|measure|bench|retune1 OUTDIR [SECONDS]"
 phase=${1:?$usage}
 out=${2:?$usage}
 budget=${3:-540}
@@ -33,7 +38,7 @@ tune() {  # tune KERNEL GPU SECONDS [extra args]: resumable, interrupted after S
   local kernel=$1 gpu=$2 secs=$3
   shift 3
   CUDA_VISIBLE_DEVICES=$gpu timeout -s INT "$secs" python3 -m pagedattn.cli tune --kernel "$kernel" \
-    --results "results/tune-$kernel-h200.jsonl" --jobs 12 --max-candidates "${CANDIDATES:-48}" --quiet "$@"
+    --results "results/tune-$kernel-h200.jsonl" --jobs "${JOBS:-12}" --max-candidates "${CANDIDATES:-48}" --quiet "$@"
 }
 {
   date -u +%FT%TZ
@@ -90,6 +95,18 @@ bench)
       --requests 128 --max-new-tokens 32 --json "$logs/serve.json" >"$logs/serve.log" 2>&1
   ) &
   wait
+  ;;
+retune1)
+  timeout 75 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_verify_wgmma.py tests/test_gpu.py \
+    >"$logs/pytest-gpu.log" 2>&1
+  echo "gpu tests rc $?" >>"$logs/pytest-gpu.log"
+  CANDIDATES=${CANDIDATES:-8} JOBS=${JOBS:-6} tune unified 0 "$(( $(left) - 100 ))" \
+    --report "$logs/profiles-unified.md" >"$logs/tune-unified.log" 2>&1
+  echo "tune rc $?" >>"$logs/tune-unified.log"
+  cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
+  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload mtp-verify \
+    long-request gqa-decode gqa-verify mixed-batch dense-prefill --providers pagedattn pagedattn-default \
+    --json "$logs/bench-unified.json" >"$logs/bench-unified.log" 2>&1
   ;;
 *)
   echo "unknown phase $phase" >&2
