@@ -9,7 +9,7 @@ from pagedattn import reference
 from pagedattn.ops.unified import unified_attention_kernel
 from pagedattn.profiles.types import LaunchProfile
 from pagedattn.workloads import WORKLOADS, SparseShape, make_paged_cache
-from conftest import assert_close_to_reference, nan_like
+from conftest import assert_close_to_reference, check_unified_graph_replay, nan_like
 
 pytestmark = pytest.mark.gpu
 
@@ -53,30 +53,7 @@ def test_deep_pipeline_profiles_match_reference(workload, label, profile):
 
 def test_unified_cuda_graph_replay_with_new_lengths_and_tables():
     """Capture once at fixed shapes; replay after writing new seq_lens and block tables in place."""
-    gen = torch.Generator(device="cuda").manual_seed(5)
-    batch, q_len, capacity = 8, 4, 3000
-    cache = make_paged_cache([capacity] * batch, 1, 256, 16, "fp8", "cuda", gen)
-    q = torch.randn(batch * q_len, 16, 256, device="cuda", generator=gen).bfloat16()
-    cu = torch.arange(0, batch * q_len + 1, q_len, dtype=torch.int32, device="cuda")
-    seq_lens = torch.full((batch,), capacity, dtype=torch.int32, device="cuda")
-    table = cache.block_table.clone()
-    out = torch.empty_like(q)
-    call = dict(cu_seqlens_q=cu, seq_lens=seq_lens, block_table=table, max_seqlen_q=q_len, max_seqlen_k=capacity,
-                k_scale=cache.k_scale, v_scale=cache.v_scale, out=out)
-    pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)  # compile outside the capture
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)
-    for trial in range(3):
-        seq_lens.copy_(torch.randint(q_len, capacity + 1, (batch,), device="cuda", generator=gen, dtype=torch.int32))
-        table.copy_(table[torch.randperm(batch, device="cuda", generator=gen)])
-        q.copy_(torch.randn(q.shape, device="cuda", generator=gen))
-        out.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        expected = reference.unified_attention(q, cache.k_cache, cache.v_cache, **(call | {"out": None}))
-        assert_close_to_reference(out, expected)
+    check_unified_graph_replay("fp8", seed=5)
 
 
 def test_sparse_cuda_graph_replay_with_new_selections():

@@ -28,13 +28,7 @@ H200 = KNOWN_DEVICES["NVIDIA_H200"]
 TORCH_KV = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.float8_e4m3fn}
 
 
-@pytest.fixture(autouse=True)
-def no_tuned_tables(tmp_path_factory, monkeypatch):
-    """Point table lookups at an empty folder so shipped tables cannot change what is selected."""
-    monkeypatch.setattr(tables, "TABLE_DIR", tmp_path_factory.getbasetemp() / "no-tables")
-    tables.clear_cache()
-    yield
-    tables.clear_cache()
+pytestmark = pytest.mark.usefixtures("no_tuned_tables")
 
 
 def _meta(*shape, dtype=torch.bfloat16):

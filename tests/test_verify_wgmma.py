@@ -19,8 +19,8 @@ from pagedattn.device import INTERPRETER, KNOWN_DEVICES
 from pagedattn.profiles import select, tables
 from pagedattn.profiles.types import ShapeKey
 from pagedattn.tune import as_warpgroup_mma, pipeline_matched, sweep_candidates
-from pagedattn.workloads import UnifiedShape, make_paged_cache
-from conftest import assert_close_to_reference, nan_like
+from pagedattn.workloads import UnifiedShape
+from conftest import assert_close_to_reference, check_unified_graph_replay, nan_like
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
 H100 = KNOWN_DEVICES["NVIDIA_H100_80GB_HBM3"]
@@ -29,12 +29,7 @@ WGMMA = LaunchProfile(64, 16, 1, 4, 4, warpgroup_mma=True)
 MTP = ShapeKey("unified", "bf16", 256, 16, "verify", 20, 4, 80, 1, 32768)  # B=20, 4 draft tokens, 16q/1kv
 
 
-@pytest.fixture(autouse=True)
-def no_tuned_tables(tmp_path_factory, monkeypatch):
-    monkeypatch.setattr(tables, "TABLE_DIR", tmp_path_factory.getbasetemp() / "no-tables")
-    tables.clear_cache()
-    yield
-    tables.clear_cache()
+pytestmark = pytest.mark.usefixtures("no_tuned_tables")
 
 
 # ----------------------------------------------------------------------------- selection (CPU)
@@ -234,31 +229,7 @@ def test_wgmma_masks_invalid_pages(splits):
 @pytest.mark.gpu
 @sm90
 def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables():
-    gen = torch.Generator(device="cuda").manual_seed(6)
-    batch, q_len, capacity = 8, 4, 3000
-    cache = make_paged_cache([capacity] * batch, 1, 256, 16, "bf16", "cuda", gen)
-    q = torch.randn(batch * q_len, 16, 256, device="cuda", generator=gen).bfloat16()
-    cu = torch.arange(0, batch * q_len + 1, q_len, dtype=torch.int32, device="cuda")
-    seq_lens = torch.full((batch,), capacity, dtype=torch.int32, device="cuda")
-    table = cache.block_table.clone()
-    out = torch.empty_like(q)
-    call = dict(cu_seqlens_q=cu, seq_lens=seq_lens, block_table=table, max_seqlen_q=q_len, max_seqlen_k=capacity,
-                out=out, profile=dataclasses.replace(WGMMA, num_splits=7))
-    pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)  # compile outside the capture
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        pagedattn.unified_attention(q, cache.k_cache, cache.v_cache, **call)
-    for _ in range(3):
-        seq_lens.copy_(torch.randint(q_len, capacity + 1, (batch,), device="cuda", generator=gen, dtype=torch.int32))
-        table.copy_(table[torch.randperm(batch, device="cuda", generator=gen)])
-        q.copy_(torch.randn(q.shape, device="cuda", generator=gen))
-        out.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        expected = reference.unified_attention(q, cache.k_cache, cache.v_cache,
-                                               **{k: v for k, v in call.items() if k not in ("out", "profile")})
-        assert_close_to_reference(out, expected)
+    check_unified_graph_replay("bf16", seed=6, profile=dataclasses.replace(WGMMA, num_splits=7))
 
 
 @pytest.mark.gpu
