@@ -175,15 +175,18 @@ def _unified_op(
     profile: list[int],
 ) -> None:
     chosen = LaunchProfile.from_ints(profile)
-    if chosen.warpgroup_mma:  # the profile layer admits it only without scales, window, softcap or sinks
+    k_scale_given = k_scale_tensor if k_scale_tensor is not None else k_scale
+    v_scale_given = v_scale_tensor if v_scale_tensor is not None else v_scale
+    if chosen.warpgroup_mma:  # the profile layer admits it only without window, softcap or sinks
         launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
-                            softmax_scale=softmax_scale, profile=chosen)
+                            softmax_scale=softmax_scale, k_scale=k_scale_given, v_scale=v_scale_given,
+                            profile=chosen)
         return
     launch_unified_attention(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
         softmax_scale=softmax_scale,
-        k_scale=k_scale_tensor if k_scale_tensor is not None else k_scale,
-        v_scale=v_scale_tensor if v_scale_tensor is not None else v_scale,
+        k_scale=k_scale_given,
+        v_scale=v_scale_given,
         sliding_window=sliding_window or None, softcap=softcap or None, sinks=sinks, profile=chosen,
     )
 

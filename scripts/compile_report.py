@@ -69,12 +69,13 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
     return _compile(unified_attention_kernel, sig, const, profile.num_warps, profile.num_stages)
 
 
-def compile_verify_wgmma(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
-    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[q], "v_ptr": TYPES[q], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
             "lse_ptr": "*fp32", "cu_q_ptr": "*i32", "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
-    sig, const = _signature(verify_wgmma_kernel, ptrs, {"scale_log2"}, set())
+    sig, const = _signature(verify_wgmma_kernel, ptrs, {"scale_log2", "softmax_scale", "k_scale_value", "v_scale_value"},
+                            {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
-                 SPLIT=split, SAME_STRIDES=True)
+                 SPLIT=split, SAME_STRIDES=True, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
     return _compile(verify_wgmma_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
@@ -148,9 +149,9 @@ def main() -> None:
         for tile, stages in ((32, 4), (16, 4)):
             prof = LaunchProfile(64, tile, 12, 4, stages, addresses_ahead=True)
             rows.append((f"unified verify 16:1 D256 {kv}", prof, compile_unified("bf16", kv, 16, 256, 16, prof, True)))
-    for stages in (4, 5):
+    for kv, stages in (("bf16", 4), ("bf16", 5), ("fp8", 4), ("fp8", 6)):
         prof = LaunchProfile(64, 16, 13, 4, stages, warpgroup_mma=True)
-        rows.append(("unified verify 16:1 D256 bf16", prof, compile_verify_wgmma("bf16", 16, 256, 16, prof, True)))
+        rows.append((f"unified verify 16:1 D256 {kv}", prof, compile_verify_wgmma("bf16", kv, 16, 256, 16, prof, True)))
     for kv_major in (False, True):
         for tile, warps, stages in ((64, 4, 3), (128, 4, 3)):
             prof = LaunchProfile(16, tile, 1, warps, stages, kv_major)

@@ -11,6 +11,7 @@ import torch
 import pagedattn  # selects the interpreter and patches its dot on CPU machines
 from pagedattn import reference
 from pagedattn.interpreter import interpreter_active, patch_interpreter_dot
+from pagedattn.ops.common import RESCALE_SLACK
 from pagedattn.profiles import tables
 from pagedattn.workloads import make_paged_cache
 
@@ -56,6 +57,41 @@ def assert_close_to_reference(out: torch.Tensor, ref: torch.Tensor, bound: float
     assert not torch.isnan(out).any(), "output has NaN: an element was not written"
     err = rel_l2(out, ref)
     assert err < bound, f"rel-L2 {err:.3e} >= {bound:.0e}"
+
+
+def _block_max_growth(kwargs: dict, tile_n: int) -> list[float]:
+    """Per KV tile after the first: how far the tile raises the running maximum score (log2 units)
+    over all query rows of sequence 0, the amount that decides whether the kernel rescales."""
+    q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
+    kv_len, page = int(kwargs["seq_lens"][0]), k_cache.shape[1]
+    pos = torch.arange(kv_len, device=q.device)
+    keys = k_cache[table[0, pos // page].long(), pos % page, 0].double()  # [kv_len, D]
+    rows = int(kwargs["cu_seqlens_q"][1])
+    scores = torch.einsum("thd,kd->thk", q[:rows].double(), keys).amax((0, 1))
+    scores = scores * q.shape[2] ** -0.5 * 1.4426950408889634
+    tile_max = scores.split(tile_n)
+    running = [float(t.max()) for t in tile_max]
+    return [max(0.0, b - max(running[:i + 1])) for i, b in enumerate(running[1:])]
+
+
+def plant_rising_scores(kwargs: dict, tile_n: int) -> None:
+    """Rewrite q and KV head 0's keys of unified inputs (one KV head) so that scores rise by ~0.05
+    per key (log2 units) with a jump of 30 at key 64: the running maximum grows a little on most
+    tiles (a lazily rescaling kernel keeps its stale exponent base, p > 1) and far past
+    RESCALE_SLACK on one (it must rescale O and l). Checks both premises on sequence 0."""
+    q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
+    head, page = q.shape[2], k_cache.shape[1]
+    q.copy_(1.0 + 0.01 * torch.randn_like(q))  # q . 1 ~ head for every row
+    for seq, kv_len in enumerate(kwargs["seq_lens"].tolist()):
+        pos = torch.arange(kv_len, device=q.device)
+        rise = 0.05 * pos + 30.0 * (pos >= 64)  # target score of each key, log2 units
+        per_unit = rise * (head ** -0.5 / 1.4426950408889634)  # q ~ 1: q.k x head**-0.5 x log2(e) = rise
+        k_cache[table[seq, pos // page].long(), pos % page, 0] = (
+            per_unit[:, None] + 0.01 * torch.randn(kv_len, head, device=q.device)).to(k_cache.dtype)
+    growth = _block_max_growth(kwargs, tile_n)
+    slack = RESCALE_SLACK.value
+    assert max(growth) > 2 * slack, growth  # past any stale base: a rescale
+    assert any(0.0 < g < slack / 2 for g in growth), growth  # within the slack: no rescale, p > 1
 
 
 def check_unified_graph_replay(kv_dtype: str, seed: int, profile=None) -> None:

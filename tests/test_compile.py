@@ -64,17 +64,18 @@ import compile_report as cr
 from pagedattn.profiles.select import smem_bytes
 from pagedattn.profiles.types import LaunchProfile, ShapeKey
 rows = []
-for q, head, tile, stages, split in (("bf16", 256, 16, 4, True), ("bf16", 256, 16, 3, False), ("fp16", 128, 32, 3, True),
-                                     ("bf16", 64, 64, 6, True)):
+for q, kv, head, tile, stages, split in (("bf16", "bf16", 256, 16, 4, True), ("bf16", "bf16", 256, 16, 3, False),
+                                         ("fp16", "fp16", 128, 32, 3, True), ("bf16", "bf16", 64, 64, 6, True),
+                                         ("bf16", "fp8", 256, 16, 6, True), ("fp16", "fp8", 64, 32, 4, False)):
     profile = LaunchProfile(64, tile, 12, 4, stages, warpgroup_mma=True)
-    key = ShapeKey("unified", q, head, 16, "verify", 20, 4, 80, 1, 32768)
-    rows.append(cr.compile_verify_wgmma(q, 16, head, 16, profile, split) | {"estimate": smem_bytes(profile, key)})
+    key = ShapeKey("unified", kv, head, 16, "verify", 20, 4, 80, 1, 32768)
+    rows.append(cr.compile_verify_wgmma(q, kv, 16, head, 16, profile, split) | {"estimate": smem_bytes(profile, key)})
 print(json.dumps(rows))
 """
 
 
 def test_library_wgmma_kernel_builds_unserialized_and_as_the_estimate_says():
-    """ops/verify_wgmma.py for sm90 at the profiles the tuner may pick: matrix products on wgmma
+    """ops/verify_wgmma.py for sm90 at the profiles the tuner may pick (16-bit and FP8 pages): matrix products on wgmma
     only, none serialized by ptxas (a wgmma left in flight across the loop's back-edge or while O is
     rescaled serializes all of them: C7514/C7515), no stack, at most 255 registers (two programs
     per SM need <= 256 at 128 threads), and shared memory exactly as `select.smem_bytes` estimates

@@ -10,9 +10,8 @@ import torch
 
 import pagedattn
 from pagedattn import LaunchProfile, reference
-from pagedattn.ops.common import RESCALE_SLACK
 from pagedattn.workloads import UnifiedShape
-from conftest import assert_close_to_reference, nan_like
+from conftest import assert_close_to_reference, nan_like, plant_rising_scores
 
 _seed = iter(range(10_000, 1_000_000))
 
@@ -119,42 +118,11 @@ def test_fp16_cache(device):
     assert_close_to_reference(out, ref)
 
 
-def _block_max_growth(kwargs: dict, tile_n: int) -> list[float]:
-    """Per KV tile after the first: how far the tile raises the running maximum score (log2 units)
-    over all query rows of sequence 0, the amount that decides whether the kernel rescales."""
-    q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
-    kv_len, page = int(kwargs["seq_lens"][0]), k_cache.shape[1]
-    pos = torch.arange(kv_len, device=q.device)
-    keys = k_cache[table[0, pos // page].long(), pos % page, 0].double()  # [kv_len, D]
-    rows = int(kwargs["cu_seqlens_q"][1])
-    scores = torch.einsum("thd,kd->thk", q[:rows].double(), keys).amax((0, 1))
-    scores = scores * q.shape[2] ** -0.5 * 1.4426950408889634
-    tile_max = scores.split(tile_n)
-    running = [float(t.max()) for t in tile_max]
-    return [max(0.0, b - max(running[:i + 1])) for i, b in enumerate(running[1:])]
-
-
 @pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
 def test_rising_scores_rescale_only_past_the_slack(device, profile):
-    """Scores planted to rise by ~0.05 per key (log2 units) with a jump of 30 at key 64: the running
-    maximum grows a little on most tiles (the kernel keeps its stale exponent base, p > 1) and far
-    past the slack on one (it must rescale acc and l): both paths of the lazy rescale, checked
-    against float64."""
-    shape = UnifiedShape((4, 2), (192, 150), 8, 1, 32, 16)
-    kwargs = shape.build(device, seed=next(_seed)).kwargs
-    q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
-    head = shape.head_size
-    q.copy_(1.0 + 0.01 * torch.randn_like(q))  # q . 1 ~ head for every row
-    for seq, kv_len in enumerate(shape.kv_lens):
-        pos = torch.arange(kv_len, device=device)
-        rise = 0.05 * pos + 30.0 * (pos >= 64)  # target score of each key, log2 units
-        per_unit = rise * (head ** -0.5 / 1.4426950408889634)  # q ~ 1: q.k x head**-0.5 x log2(e) = rise
-        k_cache[table[seq, pos // shape.block_size].long(), pos % shape.block_size, 0] = (
-            per_unit[:, None] + 0.01 * torch.randn(kv_len, head, device=device)).to(k_cache.dtype)
-    growth = _block_max_growth(kwargs, profile.tile_n)
-    slack = RESCALE_SLACK.value
-    assert max(growth) > 2 * slack, growth  # past any stale base: a rescale
-    assert any(0.0 < g < slack / 2 for g in growth), growth  # within the slack: no rescale, p > 1
+    """Both paths of the lazy rescale (conftest.plant_rising_scores), checked against float64."""
+    kwargs = UnifiedShape((4, 2), (192, 150), 8, 1, 32, 16).build(device, seed=next(_seed)).kwargs
+    plant_rising_scores(kwargs, profile.tile_n)
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
 

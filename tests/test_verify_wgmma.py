@@ -20,7 +20,7 @@ from pagedattn.profiles import select, tables
 from pagedattn.profiles.types import ShapeKey
 from pagedattn.tune import as_warpgroup_mma, pipeline_matched, sweep_candidates
 from pagedattn.workloads import UnifiedShape
-from conftest import assert_close_to_reference, check_unified_graph_replay, nan_like
+from conftest import assert_close_to_reference, check_unified_graph_replay, nan_like, plant_rising_scores
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
 H100 = KNOWN_DEVICES["NVIDIA_H100_80GB_HBM3"]
@@ -80,7 +80,7 @@ def test_other_arches_never_get_wgmma(device):
     ({"kv_major": True}, {}, "kv_major"),
     ({"num_stages": 2}, {}, "num_stages >= 3"),
     ({"tile_n": 128}, {}, "tile_n <= 64"),
-    ({}, {"kv_dtype": "fp8"}, "16-bit"),
+    ({}, {"kv_dtype": "fp8", "head_size": 64}, "16 bytes per thread"),
     ({}, {"head_size": 96}, "head sizes"),
     ({}, {"max_seqlen_q": 5}, "do not fit"),
     ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
@@ -193,16 +193,18 @@ _SHAPES = [
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("shape", _SHAPES, ids=lambda s: f"q{'-'.join(map(str, s[0]))}-g{s[2] // s[3]}-d{s[4]}-p{s[5]}")
-@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("q_dtype,kv_dtype", [("bf16", "bf16"), ("fp16", "fp16"), ("bf16", "fp8"), ("fp16", "fp8")])
 @pytest.mark.parametrize("profile", [WGMMA, dataclasses.replace(WGMMA, num_splits=5, num_stages=3),
                                      dataclasses.replace(WGMMA, tile_n=32, num_splits=3, num_stages=3),
                                      dataclasses.replace(WGMMA, tile_n=64, num_splits=16, num_stages=3)],
                          ids=lambda p: p.short())
-def test_wgmma_matches_the_float64_reference(shape, dtype, profile):
+def test_wgmma_matches_the_float64_reference(shape, q_dtype, kv_dtype, profile):
     q_lens, kv_lens, q_heads, kv_heads, head, page = shape
     if profile.tile_n == 64 and head == 256:
         pytest.skip("n64 at D=256 leaves no room for two programs per SM; covered at smaller heads")
-    kwargs = UnifiedShape(q_lens, kv_lens, q_heads, kv_heads, head, page, q_dtype=dtype, kv_dtype=dtype
+    if kv_dtype == "fp8" and profile.tile_n * head < 2048:
+        pytest.skip("an FP8 tile this small cannot give every thread a 16-byte copy (refused, tested on the CPU)")
+    kwargs = UnifiedShape(q_lens, kv_lens, q_heads, kv_heads, head, page, q_dtype=q_dtype, kv_dtype=kv_dtype
                           ).build("cuda", seed=sum(kv_lens)).kwargs
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
@@ -211,8 +213,9 @@ def test_wgmma_matches_the_float64_reference(shape, dtype, profile):
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("splits", [1, 4])
-def test_wgmma_masks_invalid_pages(splits):
-    kwargs = UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16).build("cuda", seed=21).kwargs
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_wgmma_masks_invalid_pages(splits, kv_dtype):
+    kwargs = UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16, kv_dtype=kv_dtype).build("cuda", seed=21).kwargs
     table = kwargs["block_table"].clone()
     num_blocks = kwargs["k_cache"].shape[0]
     table[0, 1], table[0, 20], table[1, 0] = -7, num_blocks + 3, 2**30
@@ -228,8 +231,40 @@ def test_wgmma_masks_invalid_pages(splits):
 
 @pytest.mark.gpu
 @sm90
-def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables():
-    check_unified_graph_replay("bf16", seed=6, profile=dataclasses.replace(WGMMA, num_splits=7))
+@pytest.mark.parametrize("splits", [1, 3])
+def test_wgmma_rescales_o_across_rising_scores(splits):
+    """Scores that creep up and then jump by 30 (log2 units, conftest.plant_rising_scores): O and l
+    rescaled on every tile, by factors from ~1 down to 2^-30, checked against float64 (the kernel
+    rescales eagerly: the lazy form lost 6 % on the H200, perf-notes v10 item 2)."""
+    kwargs = UnifiedShape((4, 2), (192, 150), 16, 1, 256, 16).build("cuda", seed=41).kwargs
+    plant_rising_scores(kwargs, WGMMA.tile_n)
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
+                                      profile=dataclasses.replace(WGMMA, num_splits=splits))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables(kv_dtype):
+    check_unified_graph_replay(kv_dtype, seed=6, profile=dataclasses.replace(WGMMA, num_splits=7))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 4])
+def test_wgmma_fp8_scales_given_as_tensors_match_floats(splits):
+    """Per-tensor FP8 scales as device tensors (read by the kernel, CUDA-graph safe) give what the
+    same scales as floats give, and both match the float64 reference; the scales are far from 1
+    so that a scale applied twice, or not at all, fails."""
+    kwargs = UnifiedShape((4, 3), (1500, 260), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=51).kwargs
+    kwargs |= {"k_scale": kwargs["k_scale"] * 7.0, "v_scale": kwargs["v_scale"] / 5.0}
+    profile = dataclasses.replace(WGMMA, num_splits=splits)
+    as_floats = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(as_floats, reference.unified_attention(**kwargs))
+    tensors = {name: torch.tensor([kwargs[name]], dtype=torch.float32, device="cuda") for name in ("k_scale", "v_scale")}
+    as_tensors = pagedattn.unified_attention(**(kwargs | tensors), out=nan_like(kwargs["q"]), profile=profile)
+    torch.testing.assert_close(as_tensors, as_floats, rtol=0, atol=0)
 
 
 @pytest.mark.gpu

@@ -5,7 +5,10 @@ rows, 8 warps per SM at 255 registers: perf-notes v5-v8; this kernel is faster t
 warpgroup per program, Q and a ring of K/V tiles in NVMMA-swizzled shared memory filled by
 cp.async, Q.K^T and P.V on wgmma (each K/V tile is read from shared memory once per program, not
 once per warp as with mma.sync), and FlashAttention-3's in-warpgroup overlap: tile t + 1's Q.K^T
-is issued before tile t's softmax.
+is issued before tile t's softmax. FP8 pages (e4m3) are copied as they are (half a 16-bit tile's
+bytes) and converted once per tile in shared memory to fp16, which the same two wgmma read; as in
+ops/unified.py, q is multiplied by the softmax scale in fp32 before its fp16 cast, k_scale scales
+the scores and v_scale the output (perf-notes v10: on the H200 this runs at the 16-bit time).
 The loop does two tiles per step and waits so that no wgmma is in flight across the loop's
 back-edge or while O is rescaled; with either, ptxas serializes every wgmma (its C7514/C7515
 notes, `scripts/compile_report.py`'s `serial`; tests/test_compile.py keeps the build clean).
@@ -13,7 +16,8 @@ notes, `scripts/compile_report.py`'s `serial`; tests/test_compile.py keeps the b
 Grid: (sequences, KV heads, KV segments). A program packs all query tokens of one sequence with the
 GROUP heads of one KV head into BLOCK_M = 64 rows (row r = token r // GROUP, head r % GROUP, as in
 ops/unified.py), so the profile layer routes here only calls whose every sequence fits one block
-(GROUP x max_seqlen_q <= 64), with 16-bit K/V, head size 64/128/256, and no sliding window,
+(GROUP x max_seqlen_q <= 64), head size 64/128/256, FP8 tiles of at least 2,048 bytes (one 16-byte
+copy per thread), and no sliding window,
 softcap or sinks (`select.shape_problem`); it runs on sm90 only and never under the Triton
 interpreter (Gluon kernels do not interpret), so the CPU suite tests its build offline and the GPU
 suite its results. KV segments are cut from each sequence's length on the device exactly as in
@@ -26,14 +30,16 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 programs per SM); 32 doubles the score registers and the ring's bytes (8-12 %
                 slower on the H200).
   num_stages    depth of the K/V ring (>= 3: two tiles per loop step are consumed while the next
-                copies land). Shared memory = (64 + 2 x stages x TILE_N) x head x 2 bytes + one
-                byte per ring key; at D=256 and 16 keys, 4 and 5 stages (96 / 112 KB) still fit two
-                programs per SM, and on the H200 4 stages measured 20 % faster than 3, 5 another
-                0.3-1.3 % (perf-notes v9).
+                copies land). Shared memory = (64 x head x 2) + 2 x stages x TILE_N x head x
+                (bytes per K/V value) + one byte per ring key, + 4 x TILE_N x head x 2 for FP8
+                pages' fp16 tiles; at D=256 and 16 keys, 4 and 5 stages of 16-bit pages (96 / 112
+                KB) and 4 to 6 of FP8 pages (96 to 112 KB) still fit two programs per SM; on the
+                H200 4 stages measured 20 % faster than 3, 5 another 0.3-1.3 % (perf-notes v9).
   num_splits    as in ops/unified.py: sequences x KV heads programs must fill the SMs' slots.
   num_warps = 4 one warpgroup.
 """
 
+import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
@@ -42,7 +48,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from ..profiles.types import WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile
-from .common import LOG2E, launch_merge, split_workspace
+from .common import LOG2E, launch_merge, scale_args, split_workspace
 
 BLOCK_M = gl.constexpr(WGMMA_BLOCK_M)
 WARPS = gl.constexpr(WGMMA_WARPS)
@@ -85,23 +91,48 @@ def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t, tile_hi
 
 
 @gluon.jit
-def _scores_next(q_smem, k_smem, usable_smem, t, STAGES: gl.constexpr, TILE_N: gl.constexpr, S_MMA: gl.constexpr):
-    """Wait for tile t's copies, start its Q.K^T (asynchronous), and read which of its keys are
-    usable, in the scores' layout."""
-    async_copy.wait_group(STAGES - 3)
+def _operands(k_ring, v_ring, k_mma, v_mma, t, STAGES: gl.constexpr, KV_FP8: gl.constexpr):
+    """The K and V operands of tile t's products: its ring slots (16-bit pages), or the fp16 tiles
+    its FP8 pages are converted into: one K tile (the previous tile's Q.K^T is done when the next
+    is converted) and three V tiles (tile t - 1's P.V may still read its tile while t + 1's is
+    converted, and t's is read next)."""
+    if KV_FP8:
+        k_op = k_mma
+        v_op = v_mma.index(t % 3)
+    else:
+        k_op = k_ring.index(t % STAGES)
+        v_op = v_ring.index(t % STAGES)
+    return k_op, v_op
+
+
+@gluon.jit
+def _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, t, PENDING: gl.constexpr, STAGES: gl.constexpr,
+                 TILE_N: gl.constexpr, S_MMA: gl.constexpr, KV_FP8: gl.constexpr, CONVERT: gl.constexpr):
+    """Wait for tile t's copies (PENDING later copy groups may stay in flight), convert FP8 pages
+    to fp16, start tile t's Q.K^T (asynchronous), and read which of its keys are usable, in the
+    scores' layout."""
+    async_copy.wait_group(PENDING)
     gl.thread_barrier()
-    fence_async_shared()
-    s = warpgroup_mma(q_smem, k_smem.index(t % STAGES).permute([1, 0]),
-                      gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA), use_acc=False, is_async=True)
+    k_op, v_op = _operands(k_ring, v_ring, k_mma, v_mma, t, STAGES, KV_FP8)
+    if KV_FP8:
+        k_op.store(k_ring.index(t % STAGES).load(CONVERT).to(gl.float16))
+        v_op.store(v_ring.index(t % STAGES).load(CONVERT).to(gl.float16))
+        fence_async_shared()
+        gl.thread_barrier()
+    else:
+        fence_async_shared()
+    s = warpgroup_mma(q_smem, k_op.permute([1, 0]), gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA),
+                      use_acc=False, is_async=True)
     return s, usable_smem.index(t % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
 
 
 @gluon.jit
-def _softmax_pv(s, usable, s_next, o, m_i, l_i, v_smem, t, tile_hi, q_pos, scale_log2,
-                TILE_N: gl.constexpr, STAGES: gl.constexpr, S_MMA: gl.constexpr, O_MMA: gl.constexpr,
-                P_OP: gl.constexpr):
+def _softmax_pv(s, usable, s_next, o, m_i, l_i, k_ring, v_ring, k_mma, v_mma, t, tile_hi, q_pos, scale_log2,
+                TILE_N: gl.constexpr, STAGES: gl.constexpr, KV_FP8: gl.constexpr, S_MMA: gl.constexpr,
+                O_MMA: gl.constexpr, P_OP: gl.constexpr):
     """Online softmax of tile t's scores (causal; keys not usable and tiles past the segment
     masked), then start P.V (asynchronous) once s_next's Q.K^T is done."""
+    _, v_op = _operands(k_ring, v_ring, k_mma, v_mma, t, STAGES, KV_FP8)
     pos = t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(0, S_MMA))
     visible = (pos[None, :] <= q_pos[:, None]) & usable[None, :] & (t < tile_hi)
     s = gl.where(visible, s * scale_log2, float("-inf"))
@@ -109,11 +140,19 @@ def _softmax_pv(s, usable, s_next, o, m_i, l_i, v_smem, t, tile_hi, q_pos, scale
     alpha = gl.exp2(m_i - m_new)
     p = gl.exp2(s - m_new[:, None])
     l_i = l_i * alpha + gl.sum(p, axis=1)
-    p_op = gl.convert_layout(p.to(v_smem.dtype), P_OP)
+    p_op = gl.convert_layout(p.to(v_op.dtype), P_OP)
     s_next = warpgroup_mma_wait(num_outstanding=0, deps=(s_next,))  # nothing in flight while O is rescaled
     o = o * gl.convert_layout(alpha, gl.SliceLayout(1, O_MMA))[:, None]
-    o = warpgroup_mma(p_op, v_smem.index(t % STAGES), o, is_async=True)
+    o = warpgroup_mma(p_op, v_op, o, is_async=True)
     return o, m_new, l_i, s_next
+
+
+@gluon.jit
+def _scale(scale_ptr, scale_value, IS_TENSOR: gl.constexpr):
+    """A per-tensor dequantisation scale given as a device tensor (read here: no host sync) or a float."""
+    if IS_TENSOR:
+        return gl.load(scale_ptr).to(gl.float32)
+    return scale_value
 
 
 @gluon.jit(do_not_specialize=BATCH_SIZED_ARGS)
@@ -122,20 +161,27 @@ def verify_wgmma_kernel(
     scale_log2, num_tokens, num_blocks, max_blocks, num_splits,
     stride_q_tok, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head, stride_o_tok, stride_o_head, stride_table,
+    k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
     TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr,
+    KV_FP8: gl.constexpr, K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
 ):
     seq = gl.program_id(0)
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
     DTYPE: gl.constexpr = q_ptr.dtype.element_ty
+    KV_DTYPE: gl.constexpr = k_ptr.dtype.element_ty
+    MMA_DTYPE: gl.constexpr = gl.float16 if KV_FP8 else DTYPE  # FP8 pages: products in fp16, as ops/unified.py
+    COPY_VEC: gl.constexpr = 128 // KV_DTYPE.primitive_bitwidth  # elements per 16-byte copy
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
                                                     instr_shape=[16, TILE_N, 16])
     O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, D, 16])
     P_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
-    COPY: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
-    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], DTYPE)
-    KV_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], DTYPE)
+    COPY: gl.constexpr = gl.BlockedLayout([1, COPY_VEC], [32 * COPY_VEC // D, D // COPY_VEC], [WARPS, 1], [1, 0])
+    Q_LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
+    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], MMA_DTYPE)
+    RING_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], KV_DTYPE)
+    MMA_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], MMA_DTYPE)
     ROWS: gl.constexpr = gl.SliceLayout(1, O_MMA)
 
     q_first = gl.load(cu_q_ptr + seq)
@@ -159,20 +205,29 @@ def verify_wgmma_kernel(
             gl.store(lse_ptr + part_rows, gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS), mask=row_ok)
             return
 
-    offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, COPY))
+    offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, Q_LOAD))
     q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
     q_ok = (offs_q < BLOCK_M // GROUP * GROUP) & (offs_q // GROUP < q_len)
-    q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, COPY))[None, :],
+    q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
                 mask=q_ok[:, None], other=0.0)
-    q_smem = gl.allocate_shared_memory(DTYPE, [BLOCK_M, D], Q_SMEM, q)
-    k_smem = gl.allocate_shared_memory(DTYPE, [STAGES, TILE_N, D], KV_SMEM)
-    v_smem = gl.allocate_shared_memory(DTYPE, [STAGES, TILE_N, D], KV_SMEM)
+    if KV_FP8:  # the softmax scale goes into q in fp32 before the fp16 cast (a large bf16 q cannot overflow)
+        q = (q.to(gl.float32) * softmax_scale).to(MMA_DTYPE)
+        scale_log2 = scale_log2 * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+    q_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, D], Q_SMEM, q)
+    k_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
+    v_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
+    if KV_FP8:
+        k_mma = gl.allocate_shared_memory(MMA_DTYPE, [TILE_N, D], MMA_SMEM)
+        v_mma = gl.allocate_shared_memory(MMA_DTYPE, [3, TILE_N, D], MMA_SMEM)
+    else:  # the products read the ring itself
+        k_mma = k_ring
+        v_mma = v_ring
     usable_smem = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     table_row = table_ptr + seq.to(gl.int64) * stride_table
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
     for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, tile_lo + ahead, tile_hi, kv_len,
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo + ahead, tile_hi, kv_len,
                     max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
                     TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
 
@@ -181,30 +236,28 @@ def verify_wgmma_kernel(
     l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, S_MMA))
     q_pos = context + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, S_MMA)) // GROUP
     # the prologue's wait leaves STAGES - 2 groups in flight, as the loop's does
-    async_copy.wait_group(STAGES - 2)
-    gl.thread_barrier()
-    fence_async_shared()
-    s_a = warpgroup_mma(q_smem, k_smem.index(tile_lo % STAGES).permute([1, 0]),
-                        gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA), use_acc=False, is_async=True)
-    ok_a = usable_smem.index(tile_lo % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
+    s_a, ok_a = _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, tile_lo, STAGES - 2, STAGES,
+                             TILE_N, S_MMA, KV_FP8, COPY)
     s_a = warpgroup_mma_wait(num_outstanding=0, deps=(s_a,))
     for t in range(tile_lo, tile_hi, 2):
         # two tiles per step: tile t + 1's Q.K^T runs under tile t's softmax, then t + 2's under
         # t + 1's; nothing is in flight while O is rescaled nor across the back-edge
-        s_b, ok_b = _scores_next(q_smem, k_smem, usable_smem, t + 1, STAGES, TILE_N, S_MMA)
+        s_b, ok_b = _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, t + 1, STAGES - 3, STAGES,
+                                 TILE_N, S_MMA, KV_FP8, COPY)
         s_a, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_a, o))
-        o, m_i, l_i, s_b = _softmax_pv(s_a, ok_a, s_b, o, m_i, l_i, v_smem, t, tile_hi, q_pos, scale_log2,
-                                       TILE_N, STAGES, S_MMA, O_MMA, P_OP)
+        o, m_i, l_i, s_b = _softmax_pv(s_a, ok_a, s_b, o, m_i, l_i, k_ring, v_ring, k_mma, v_mma, t, tile_hi, q_pos,
+                                       scale_log2, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
         gl.thread_barrier()
-        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t + STAGES - 1, tile_hi, kv_len,
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, t + STAGES - 1, tile_hi, kv_len,
                     max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
                     TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
-        s_a, ok_a = _scores_next(q_smem, k_smem, usable_smem, t + 2, STAGES, TILE_N, S_MMA)
+        s_a, ok_a = _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, t + 2, STAGES - 3, STAGES,
+                                 TILE_N, S_MMA, KV_FP8, COPY)
         s_b, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_b, o))
-        o, m_i, l_i, s_a = _softmax_pv(s_b, ok_b, s_a, o, m_i, l_i, v_smem, t + 1, tile_hi, q_pos, scale_log2,
-                                       TILE_N, STAGES, S_MMA, O_MMA, P_OP)
+        o, m_i, l_i, s_a = _softmax_pv(s_b, ok_b, s_a, o, m_i, l_i, k_ring, v_ring, k_mma, v_mma, t + 1, tile_hi,
+                                       q_pos, scale_log2, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
         gl.thread_barrier()
-        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t + STAGES, tile_hi, kv_len,
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, t + STAGES, tile_hi, kv_len,
                     max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
                     TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
         o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
@@ -214,7 +267,10 @@ def verify_wgmma_kernel(
     # rows that saw no key (a segment wholly after a row's position) write 0 and lse -inf
     l_o = gl.convert_layout(l_i, ROWS)
     has_keys = l_o > 0.0
-    o = o * gl.where(has_keys, 1.0 / gl.where(has_keys, l_o, 1.0), 0.0)[:, None]
+    inv_l = gl.where(has_keys, 1.0 / gl.where(has_keys, l_o, 1.0), 0.0)
+    if KV_FP8:
+        inv_l = inv_l * _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR)
+    o = o * inv_l[:, None]
     offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, O_MMA))
     if SPLIT:
         gl.store(part_ptr + (part_rows * D)[:, None] + offs_d[None, :], o, mask=row_ok[:, None])
@@ -226,8 +282,9 @@ def verify_wgmma_kernel(
 
 
 def launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *,
-                        softmax_scale: float, profile: LaunchProfile) -> None:
-    """Launch with the given profile (its tile, stages and splits); decides nothing."""
+                        softmax_scale: float, k_scale=None, v_scale=None, profile: LaunchProfile) -> None:
+    """Launch with the given profile (its tile, stages and splits); decides nothing. k_scale and
+    v_scale (float or device tensor) apply to FP8 caches."""
     num_tokens, num_q_heads, head = q.shape
     num_blocks, page, num_kv_heads, _ = k_cache.shape
     num_seqs = seq_lens.shape[0]
@@ -235,15 +292,19 @@ def launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_
     if num_tokens == 0:
         return
     part, lse = split_workspace(splits, num_tokens, num_q_heads, head, out)
+    k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
+    v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
+    kv_fp8 = k_cache.dtype == torch.float8_e4m3fn  # scores scaled by k_scale in the kernel, q by softmax_scale
     verify_wgmma_kernel[(num_seqs, num_kv_heads, splits)](
         q, k_cache, v_cache, out, part, lse, cu_seqlens_q, seq_lens, block_table,
-        softmax_scale * LOG2E, num_tokens, num_blocks, block_table.shape[1], splits,
+        (1.0 if kv_fp8 else softmax_scale) * LOG2E, num_tokens, num_blocks, block_table.shape[1], splits,
         q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
-        block_table.stride(0),
+        block_table.stride(0), k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v,
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1,
-        SAME_STRIDES=k_cache.stride() == v_cache.stride(), num_warps=WGMMA_WARPS,
+        SAME_STRIDES=k_cache.stride() == v_cache.stride(), KV_FP8=kv_fp8,
+        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, num_warps=WGMMA_WARPS,
     )
     if splits > 1:
         launch_merge(part, lse, out)

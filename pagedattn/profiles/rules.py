@@ -131,7 +131,9 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # with 16-bit K/V and plain scores runs the warpgroup-MMA kernel (ops/verify_wgmma.py),
         # 16-key tiles 4 deep (buckets that differ: 16q/1kv at 8,192-70,000 keys and 32q/2kv at
         # 70,000 took 5 stages with 13 splits, 4-5 % faster than the wave rule's 12 splits at 4
-        # stages, most of it from the splits); with a window, softcap or sinks, or FP8, the Triton
+        # stages, most of it from the splits); with a window, softcap or sinks, or FP8 (which the
+        # wgmma kernel runs at the BF16 time, within -3 to +2 % of the Triton kernel at 32,768 and
+        # 70,000 keys, perf-notes v10: the tuned table may move it there), the Triton
         # kernel keeps 4 warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step
         # ahead; prefill and mixed batches read addresses a step ahead (FP8 mixed also took
         # n128/st2).

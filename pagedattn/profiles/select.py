@@ -69,12 +69,14 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     1 KB below the real size at BLOCK_M 64-128 for BF16 and FP8, tiles 16-128, 2-5 stages, with and
     without addresses ahead; at BLOCK_M 16 it overestimates (75 vs 136 KB for BF16 at n64/st3),
     which only makes the split rule more conservative there. The warpgroup-MMA kernel allocates
-    exactly Q, its K/V ring and a byte per ring key (usable or masked): 96 KB + 64 B at D=256, 16
-    keys, 4 stages (tests/test_compile.py checks it against the builds)."""
+    exactly Q (16-bit), its K/V ring, a byte per ring key (usable or masked) and, for FP8 pages, the
+    fp16 tiles they are converted into (one K, three V): 96 KB + 64 B at D=256, 16 keys, 4 stages,
+    BF16 or FP8 (tests/test_compile.py checks it against the builds)."""
     head_pad = next_pow2(key.head_size)
     if profile.warpgroup_mma:
         ring = profile.num_stages * profile.tile_n
-        return (profile.block_m + 2 * ring) * head_pad * KV_BYTES[key.kv_dtype] + ring
+        converted = 4 * profile.tile_n if key.kv_dtype == "fp8" else 0
+        return ((profile.block_m + converted) * 2 + 2 * ring * KV_BYTES[key.kv_dtype]) * head_pad + ring
     kv = kv_buffers(profile.num_stages, profile.addresses_ahead) * profile.tile_n * head_pad * KV_BYTES[key.kv_dtype] * 2
     upcast_tiles = (2 if profile.tile_n >= 128 else 1) if key.kv_dtype == "fp8" and not profile.kv_major else 0
     upcast = upcast_tiles * profile.tile_n * head_pad * 2
@@ -104,10 +106,12 @@ def wgmma_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
         return "warpgroup_mma has no kv_major or addresses_ahead form"
     if profile.num_stages < 3 or profile.tile_n > 64:
         return "warpgroup_mma needs num_stages >= 3 (its K/V ring) and tile_n <= 64"
-    if key.kv_dtype == "fp8":
-        return "warpgroup_mma reads 16-bit K/V only"
     if key.head_size not in (64, 128, 256):
         return f"warpgroup_mma supports head sizes 64, 128 and 256, not {key.head_size}"
+    copies = 32 * WGMMA_WARPS * 16
+    if profile.tile_n * key.head_size * KV_BYTES[key.kv_dtype] < copies:
+        return (f"warpgroup_mma copies 16 bytes per thread: a K tile (tile_n x head_size {key.kv_dtype}) "
+                f"must hold at least {copies} bytes")
     if key.group * key.max_seqlen_q > WGMMA_BLOCK_M:
         return (f"warpgroup_mma packs a sequence's queries x group into one {WGMMA_BLOCK_M}-row block: "
                 f"{key.max_seqlen_q} x {key.group} do not fit")

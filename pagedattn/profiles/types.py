@@ -39,7 +39,7 @@ class LaunchProfile:
                 (ops/common.py). On the H200 it pays for verify (FP8 32-token tiles, BF16 16-token
                 tiles at 4 stages) and prefill, and a little for sparse BF16 at 2 stages.
     warpgroup_mma  unified only: run ops/verify_wgmma.py, the Gluon kernel on Hopper's warpgroup
-                matrix unit (sm90; calls whose sequences fit one 64-row block, 16-bit K/V, no
+                matrix unit (sm90; calls whose sequences fit one 64-row block, no
                 window/softcap/sinks: `select.shape_problem` says which). block_m 64 and 4 warps
                 (one warpgroup); num_stages is its K/V ring depth (>= 3); kv_major and
                 addresses_ahead do not apply and stay False.
