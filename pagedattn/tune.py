@@ -814,11 +814,15 @@ def _entry_lines(entries: list[dict]) -> str:
 
 def write_table(results: list[BucketResult], device: DeviceInfo, args: argparse.Namespace) -> Path:
     """Write the tuned entries into the device table, keeping the other entries still valid and
-    moving stale ones (older kernel sources or Triton) to "previous", the tuner's first guesses."""
+    moving stale ones (older kernel sources or Triton) to "previous", the tuner's first guesses.
+    Each entry names the command of the pass that measured it (a table tuned in several passes
+    keeps every pass's); meta's command is the last pass."""
     path = tables.table_path(device.name, args.table_dir)
+    command = command_line(args)
     new = [{"key": r.task.key.bucket(), "profile": r.best.profile.to_dict(), "speedup": round(r.speedup, 4),
             "default_ms": r.default.ms, "tuned_ms": r.best.ms, "bitwise": r.best.bitwise, "rel_l2": r.best.rel_l2,
-            "default_profile": r.default_profile.to_dict(), "case": r.task.label} for r in results if not r.error]
+            "default_profile": r.default_profile.to_dict(), "case": r.task.label, "command": command}
+           for r in results if not r.error]
     new_ids = {_ident(e) for e in new}
     hashes = {r.task.key.kernel: tables.kernel_hash(r.task.key.kernel) for r in results}
     names, kept = {r.task.ref.workload for r in results}, []
@@ -839,7 +843,7 @@ def write_table(results: list[BucketResult], device: DeviceInfo, args: argparse.
     previous = sorted((e for i, e in stale.items() if i not in new_ids), key=_entry_order)
     meta = {"device": device.name, "triton": triton.__version__, "kernel_hash": hashes,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "workloads": sorted(names), "command": command_line(args)}
+            "workloads": sorted(names), "command": command}
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_suffix(".json.tmp")
     scratch.write_text(f'{{"meta": {json.dumps(meta, indent=1)},\n "entries": [\n{_entry_lines(entries)}\n ],\n'

@@ -346,6 +346,23 @@ def test_bad_requests_fail_with_a_message_before_any_work(tmp_path, monkeypatch,
     assert not (tmp_path / "results.jsonl").exists()
 
 
+def test_a_table_tuned_in_passes_names_each_entrys_pass(tmp_path):
+    """Buckets re-tuned one workload at a time: every entry keeps the command of the pass that
+    measured it (the first pass's entries survive the second), and meta's command is the last."""
+    first = ["--kernel", "unified", "--workload", "gqa-decode", "--tiny", "--max-candidates", "1", "--jobs", "0"]
+    second = ["--kernel", "unified", "--workload", "gqa-verify", "--tiny", "--max-candidates", "1", "--jobs", "0"]
+    tune.run_tuning(tune_args(tmp_path, *first))
+    tune.run_tuning(tune_args(tmp_path, *second))
+    table = read_table(tmp_path)
+    commands = {e["case"]: e["command"] for e in table["entries"]}
+    decode = [case.label for case in workloads.WORKLOADS["gqa-decode"].tiny]
+    verify = [case.label for case in workloads.WORKLOADS["gqa-verify"].tiny]
+    assert set(decode + verify) <= set(commands)
+    assert all("--workload gqa-decode " in commands[label] for label in decode)
+    assert all("--workload gqa-verify " in commands[label] for label in verify)
+    assert "--workload gqa-verify " in table["meta"]["command"]
+
+
 @pytest.mark.parametrize("other_tile,matched_stages", [
     (64, 2),  # four 32-token buffers in flight -> two 64-token ones, one per stage
     (16, 6),  # eight 16-token buffers, capped at the deepest pipeline a profile may ask for

@@ -3,8 +3,9 @@
 File: `profiles/tables/<DEVICE_NAME>.json` (DEVICE_NAME as `DeviceInfo.name`, e.g. NVIDIA_H200):
 
     {"meta": {"device": ..., "triton": "3.6.0", "kernel_hash": {"unified": ..., "sparse": ...},
-              "date": ..., "workloads": [...], "command": ...},
-     "entries": [{"key": <ShapeKey.bucket()>, "profile": <LaunchProfile>, "speedup": ..., ...}],
+              "date": ..., "workloads": [...], "command": <the last tuning pass>},
+     "entries": [{"key": <ShapeKey.bucket()>, "profile": <LaunchProfile>, "speedup": ..., ...,
+                  "command": <the tuning pass that measured this entry>}],
      "previous": [<entries tuned for older kernel sources or Triton versions, same form>]}
 
 A table is used only while its Triton version and the hash of the kernel's code (`kernel_hash`:
