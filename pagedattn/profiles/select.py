@@ -204,13 +204,12 @@ def default_profile(key: ShapeKey, device: DeviceInfo) -> LaunchProfile:
 def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | None = None) -> Selection:
     kernel = key.kernel
     if explicit is not None:
-        problem = (shape_problem(explicit, key) or device_problem(explicit, device)
-                   or rules.blocked_reason(kernel, device, key, explicit))
+        problem = _run_problem(kernel, device, key, explicit)
         if problem:
             raise ValueError(f"profile {explicit.short()} cannot run this {kernel} call: {problem}")
         return Selection(explicit, "explicit")
     found = tables.lookup(key, device.name)
-    if found is not None and _runnable(kernel, device, key, found[0]):
+    if found is not None and _run_problem(kernel, device, key, found[0]) is None:
         return Selection(found[0], "table", f"bucket {found[1]['key']}")
     return untuned_selection(key, device)
 
@@ -223,16 +222,17 @@ def untuned_selection(key: ShapeKey, device: DeviceInfo) -> Selection:
     laddered, sources, splits_range = rules.apply_ladders(kernel, device, key, default)
     if sources:
         laddered = with_splits(laddered, key, device, splits_range)
-        if _runnable(kernel, device, key, laddered):
+        if _run_problem(kernel, device, key, laddered) is None:
             return Selection(laddered, "rules", "; ".join(sources))
     if rules.blocked_reason(kernel, device, key, default) is None:
         return Selection(default, "default")
     return Selection(_unblocked_variant(kernel, device, key, default), "default", "blocklist forced other warps")
 
 
-def _runnable(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> bool:
-    return (shape_problem(profile, key) is None and device_problem(profile, device) is None
-            and not rules.blocked_reason(kernel, device, key, profile))
+def _run_problem(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> str | None:
+    """Why `profile` must not run `key` on `device`: a wrong result, the wrong device or the blocklist."""
+    return (shape_problem(profile, key) or device_problem(profile, device)
+            or rules.blocked_reason(kernel, device, key, profile))
 
 
 def _unblocked_variant(kernel: str, device: DeviceInfo, key: ShapeKey, profile: LaunchProfile) -> LaunchProfile:
