@@ -19,6 +19,7 @@ from .device import DeviceInfo
 from .interpreter import interpreter_active
 from .ops.common import scale_args
 from .ops.sparse import launch_sparse_attention
+from .ops.sparse_exchange import launch_sparse_exchange
 from .ops.unified import launch_unified_attention
 from .ops.verify_wgmma import launch_verify_wgmma
 from .profiles.select import Selection, select_profile
@@ -204,12 +205,14 @@ def _sparse_op(
     k_scale_tensor: Optional[torch.Tensor], v_scale_tensor: Optional[torch.Tensor],
     k_scale: float, v_scale: float, softmax_scale: float, profile: list[int],
 ) -> None:
-    launch_sparse_attention(
+    chosen = LaunchProfile.from_ints(profile)
+    launch = launch_sparse_exchange if chosen.shared_exchange else launch_sparse_attention
+    launch(
         q, k_cache, v_cache, out, indices, block_table, token_to_req, counts,
         softmax_scale=softmax_scale,
         k_scale=k_scale_tensor if k_scale_tensor is not None else k_scale,
         v_scale=v_scale_tensor if v_scale_tensor is not None else v_scale,
-        profile=LaunchProfile.from_ints(profile),
+        profile=chosen,
     )
 
 

@@ -9,12 +9,14 @@ default profile's output, times it (`timing.time_calls` medians), keeps the fast
 profile per bucket and writes the device table and a Markdown report.
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
-addresses_ahead x warpgroup_mma) has ~5,400 points per bucket, hours of GPU time for the ~75
-buckets of both kernels. The fields act nearly independently (splits set the parallelism; tile,
-warps and stages the pipeline of one program), so the tuner does a coordinate search: from the
-default it sweeps one field at a time, in the order num_splits, warpgroup_mma, addresses_ahead,
-tile_n, block_m, num_warps, num_stages, kv_major (largest effects first; a move to the
-warpgroup-MMA kernel takes its fixed block and warps along, `as_warpgroup_mma`), moves only to a value faster than the current best by more than
+addresses_ahead x warpgroup_mma x shared_exchange) has ~5,400 points per bucket, hours of GPU time
+for the ~75 buckets of both kernels. The fields act nearly independently (splits set the
+parallelism; tile, warps and stages the pipeline of one program), so the tuner does a coordinate
+search: from the default it sweeps one field at a time, in the order num_splits, warpgroup_mma,
+shared_exchange, addresses_ahead, tile_n, block_m, num_warps, num_stages, kv_major (largest effects
+first; a move to one of the Gluon kernels takes its fixed block and warps along, `as_warpgroup_mma`,
+`as_shared_exchange`),
+moves only to a value faster than the current best by more than
 `--min-gain` (noise must not move the search), and repeats whole passes until one moves nothing,
 since fields interact (on the H200 a move from 8 to 4 warps made more KV splits pay; a single pass
 had already fixed the splits). Fields tied to one resource also move in pairs (`sweep_candidates`):
@@ -98,10 +100,12 @@ from . import api, reference, timing, workloads
 from .device import KNOWN_DEVICES, DeviceInfo
 from .profiles import rules, tables
 from .profiles import select as dispatch
-from .profiles.types import KERNELS, MAX_STAGES, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2
+from .profiles.types import (
+    EXCHANGE_BLOCK_M, EXCHANGE_WARPS, KERNELS, MAX_STAGES, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+)
 
 REL_L2_BOUND = 1e-2
-SEARCH_ORDER = ("num_splits", "warpgroup_mma", "addresses_ahead", "tile_n", "block_m", "num_warps", "num_stages",
+SEARCH_ORDER = ("num_splits", "warpgroup_mma", "shared_exchange", "addresses_ahead", "tile_n", "block_m", "num_warps", "num_stages",
                 "kv_major")
 STARTUP_SECONDS = 180.0  # a fresh worker's imports and device initialisation
 SETUP_TIMEOUT_FACTOR = 10  # building inputs and the float64 reference, in units of --timeout
@@ -126,6 +130,7 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
         "kv_major": (False, True),
         "addresses_ahead": (False, True),
         "warpgroup_mma": (False, True) if key.kernel == "unified" else (False,),
+        "shared_exchange": (False, True) if key.kernel == "sparse" else (False,),
     }
 
 
@@ -151,11 +156,14 @@ def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile
     """`cand` (another tile size) with the stage count that keeps `start`'s K/V bytes in flight,
     tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more.
     Buffers per stage count as `select.kv_buffers` has them: num_stages - 1 (at most 3), or one per
-    stage with the addresses read ahead and in the warpgroup-MMA kernel's ring (at least 3)."""
-    ring = start.addresses_ahead or start.warpgroup_mma
+    stage with the addresses read ahead and in the Gluon kernels' rings (warpgroup-MMA: at least 3,
+    shared-exchange: at least 2)."""
+    ring = start.addresses_ahead or start.warpgroup_mma or start.shared_exchange
     buffers = max(round(dispatch.kv_buffers(start.num_stages, ring) * start.tile_n / cand.tile_n), 1)
     if cand.warpgroup_mma:
         return dataclasses.replace(cand, num_stages=min(max(buffers, 3), MAX_STAGES))
+    if cand.shared_exchange:
+        return dataclasses.replace(cand, num_stages=min(max(buffers, 2), MAX_STAGES))
     stages = min(buffers, MAX_STAGES) if cand.addresses_ahead else min(buffers, 3) + 1
     return dataclasses.replace(cand, num_stages=stages)
 
@@ -165,6 +173,14 @@ def as_warpgroup_mma(profile: LaunchProfile) -> LaunchProfile:
     the kernel's fixed block and warps, no Triton-only flags."""
     return dataclasses.replace(profile, block_m=WGMMA_BLOCK_M, num_warps=WGMMA_WARPS, kv_major=False,
                                addresses_ahead=False, num_stages=max(profile.num_stages, 3), warpgroup_mma=True)
+
+
+def as_shared_exchange(profile: LaunchProfile) -> LaunchProfile:
+    """`profile` moved to the sparse shared-exchange kernel: its tile (at most 32) and ring depth (at
+    least 2) and splits, the kernel's fixed block and warps, no Triton-only flags."""
+    return dataclasses.replace(profile, block_m=EXCHANGE_BLOCK_M, num_warps=EXCHANGE_WARPS, kv_major=False,
+                               addresses_ahead=False, num_stages=max(profile.num_stages, 2),
+                               tile_n=min(profile.tile_n, 32), shared_exchange=True)
 
 
 def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: DeviceInfo) -> list[LaunchProfile]:
@@ -183,6 +199,8 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
         variants += [dataclasses.replace(c, num_stages=max(c.num_stages, 3)) for c in variants if c.addresses_ahead]
     if name == "warpgroup_mma":
         variants = [as_warpgroup_mma(c) if c.warpgroup_mma else c for c in variants]
+    if name == "shared_exchange":
+        variants = [as_shared_exchange(c) if c.shared_exchange else c for c in variants]
     if name != "num_splits" and start.num_splits > 1:
         variants += [wave_matched(c, start, key, device) for c in variants]
     return list(dict.fromkeys(variants))

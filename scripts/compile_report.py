@@ -28,6 +28,7 @@ from triton.compiler import ASTSource  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
 from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
+from pagedattn.ops.sparse_exchange import sparse_exchange_kernel  # noqa: E402
 from pagedattn.ops.unified import unified_attention_kernel  # noqa: E402
 from pagedattn.ops.verify_wgmma import verify_wgmma_kernel  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
@@ -89,6 +90,16 @@ def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: L
                  HAS_COUNTS=False, KV_FP8=kv == "fp8",
                  K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
     return _compile(sparse_attention_kernel, sig, const, profile.num_warps, profile.num_stages)
+
+
+def compile_sparse_exchange(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+            "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
+    floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
+    sig, const = _signature(sparse_exchange_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
+    const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
+                 SPLIT=split, HAS_COUNTS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+    return _compile(sparse_exchange_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
 def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource) -> dict:
@@ -160,6 +171,10 @@ def main() -> None:
         for kv_major in (False, True):
             prof = LaunchProfile(16, 64, 1, 4, 3, kv_major)
             rows.append((f"sparse TP1 12:1 D256 {kv}", prof, compile_sparse("bf16", kv, 12, 256, 16, prof, False)))
+    for kv in ("bf16", "fp8"):
+        for tile, stages in ((32, 2), (16, 2), (16, 3)):
+            prof = LaunchProfile(16, tile, 1, 2, stages, shared_exchange=True)
+            rows.append((f"sparse TP2 12:1 D256 {kv}", prof, compile_sparse_exchange("bf16", kv, 12, 256, 16, prof, False)))
     keys = ["regs", "stack", "smem", "serial", "waits", *SASS_OPS]
     print(f"{'case':32s} {'profile':40s} " + " ".join(f"{k:>6s}" for k in keys))
     for name, prof, info in rows:

@@ -5,6 +5,8 @@ any kernel is defined and patches the interpreter's bf16/fp8 `tl.dot` (see paged
 `test_interpreter.py` proves the patch. Tests marked `gpu` are skipped there.
 """
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -59,19 +61,32 @@ def assert_close_to_reference(out: torch.Tensor, ref: torch.Tensor, bound: float
     assert err < bound, f"rel-L2 {err:.3e} >= {bound:.0e}"
 
 
-def _block_max_growth(kwargs: dict, tile_n: int) -> list[float]:
-    """Per KV tile after the first: how far the tile raises the running maximum score (log2 units)
-    over all query rows of sequence 0, the amount that decides whether the kernel rescales."""
-    q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
-    kv_len, page = int(kwargs["seq_lens"][0]), k_cache.shape[1]
-    pos = torch.arange(kv_len, device=q.device)
-    keys = k_cache[table[0, pos // page].long(), pos % page, 0].double()  # [kv_len, D]
-    rows = int(kwargs["cu_seqlens_q"][1])
-    scores = torch.einsum("thd,kd->thk", q[:rows].double(), keys).amax((0, 1))
-    scores = scores * q.shape[2] ** -0.5 * 1.4426950408889634
-    tile_max = scores.split(tile_n)
-    running = [float(t.max()) for t in tile_max]
+def _max_growth(q_rows: torch.Tensor, keys: torch.Tensor, tile_n: int) -> list[float]:
+    """Per tile of `keys` (in the order a kernel walks them) after the first: how far the tile raises
+    the running maximum score (log2 units) over the query rows `q_rows` [rows, heads, D], the amount
+    that decides whether the kernel rescales."""
+    scores = torch.einsum("thd,kd->thk", q_rows.double(), keys.double()).amax((0, 1))
+    scores = scores * q_rows.shape[2] ** -0.5 * 1.4426950408889634
+    running = [float(t.max()) for t in scores.split(tile_n)]
     return [max(0.0, b - max(running[:i + 1])) for i, b in enumerate(running[1:])]
+
+
+def _plant_rising_keys(q: torch.Tensor, k_cache: torch.Tensor, table_row: torch.Tensor, length: int, slope: float,
+                       jump_at: int):
+    """KV head 0's keys at positions 0..length-1 of one block-table row: q . k scaled to log2 units
+    rises by `slope` per position, plus 30 from position `jump_at` on (q must be ~1)."""
+    head, page = q.shape[2], k_cache.shape[1]
+    pos = torch.arange(length, device=q.device)
+    rise = slope * pos + 30.0 * (pos >= jump_at)  # target score of each key, log2 units
+    per_unit = rise * (head ** -0.5 / 1.4426950408889634)  # q ~ 1: q.k x head**-0.5 x log2(e) = rise
+    k_cache[table_row[pos // page].long(), pos % page, 0] = (
+        per_unit[:, None] + 0.01 * torch.randn(length, head, device=q.device)).to(k_cache.dtype)
+
+
+def _check_rising_premises(growth: list[float]) -> None:
+    slack = RESCALE_SLACK.value
+    assert max(growth) > 2 * slack, growth  # past any stale base: a rescale
+    assert any(0.0 < g < slack / 2 for g in growth), growth  # within the slack: no rescale, p > 1
 
 
 def plant_rising_scores(kwargs: dict, tile_n: int) -> None:
@@ -80,18 +95,50 @@ def plant_rising_scores(kwargs: dict, tile_n: int) -> None:
     tiles (a lazily rescaling kernel keeps its stale exponent base, p > 1) and far past
     RESCALE_SLACK on one (it must rescale O and l). Checks both premises on sequence 0."""
     q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
-    head, page = q.shape[2], k_cache.shape[1]
     q.copy_(1.0 + 0.01 * torch.randn_like(q))  # q . 1 ~ head for every row
     for seq, kv_len in enumerate(kwargs["seq_lens"].tolist()):
-        pos = torch.arange(kv_len, device=q.device)
-        rise = 0.05 * pos + 30.0 * (pos >= 64)  # target score of each key, log2 units
-        per_unit = rise * (head ** -0.5 / 1.4426950408889634)  # q ~ 1: q.k x head**-0.5 x log2(e) = rise
-        k_cache[table[seq, pos // page].long(), pos % page, 0] = (
-            per_unit[:, None] + 0.01 * torch.randn(kv_len, head, device=q.device)).to(k_cache.dtype)
-    growth = _block_max_growth(kwargs, tile_n)
-    slack = RESCALE_SLACK.value
-    assert max(growth) > 2 * slack, growth  # past any stale base: a rescale
-    assert any(0.0 < g < slack / 2 for g in growth), growth  # within the slack: no rescale, p > 1
+        _plant_rising_keys(q, k_cache, table[seq], kv_len, 0.05, 64)
+    kv_len, page = int(kwargs["seq_lens"][0]), k_cache.shape[1]
+    pos = torch.arange(kv_len, device=q.device)
+    keys = k_cache[table[0, pos // page].long(), pos % page, 0]
+    _check_rising_premises(_max_growth(q[:int(kwargs["cu_seqlens_q"][1])], keys, tile_n))
+
+
+def plant_rising_sparse_scores(kwargs: dict, tile_n: int) -> None:
+    """The same for sparse inputs (one KV head): keys rise by 0.02 per position with the jump at
+    position 160 (past the first 64-slot tile of a dense selection), over every position of every request's block-table row; a row walks its selected
+    positions in slot order, so with ascending selections (SparseShape) its running maximum grows a
+    little per tile and jumps once. Checks both premises on row 0."""
+    q, k_cache, table, indices = kwargs["q"], kwargs["k_cache"], kwargs["block_table"], kwargs["indices"]
+    page = k_cache.shape[1]
+    q.copy_(1.0 + 0.01 * torch.randn_like(q))
+    for req in range(table.shape[0]):
+        _plant_rising_keys(q, k_cache, table[req], table.shape[1] * page, 0.02, 160)
+    pos = indices[0][indices[0] >= 0].long()
+    keys = k_cache[table[int(kwargs["token_to_req"][0]), pos // page].long(), pos % page, 0]
+    _check_rising_premises(_max_growth(q[:1], keys, tile_n))
+
+
+def check_sparse_graph_replay(shape, seed: int, profile=None) -> None:
+    """Capture one sparse call of `shape` (a SparseShape) with `profile` (None: the dispatcher's);
+    replay it twice after writing new selections (another overlap), requests (reversed) and queries
+    in place, each replay against the float64 reference."""
+    static = shape.build("cuda", seed=seed).kwargs
+    out = torch.empty_like(static["q"])
+    pagedattn.sparse_attention(**static, out=out, profile=profile)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        pagedattn.sparse_attention(**static, out=out, profile=profile)
+    for fresh_seed in (seed + 1, seed + 2):
+        fresh = dataclasses.replace(shape, overlap=0.3).build("cuda", seed=fresh_seed).kwargs
+        for name in ("indices", "token_to_req", "q"):
+            static[name].copy_(fresh[name])
+        static["token_to_req"].copy_(static["token_to_req"].flip(0))
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert_close_to_reference(out, reference.sparse_attention(**static))
 
 
 def check_unified_graph_replay(kv_dtype: str, seed: int, profile=None) -> None:

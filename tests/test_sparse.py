@@ -6,7 +6,7 @@ import torch
 import pagedattn
 from pagedattn import LaunchProfile, reference
 from pagedattn.workloads import SparseShape
-from conftest import assert_close_to_reference, nan_like
+from conftest import assert_close_to_reference, nan_like, plant_rising_sparse_scores
 
 _seed = iter(range(20_000, 1_000_000))
 
@@ -68,6 +68,14 @@ def test_counts_stop_early(device, profile):
     counts = torch.tensor([30, 7, 0, 12], dtype=torch.int32, device=device)
     out = check(kwargs, profile, counts=counts)
     assert torch.count_nonzero(out[2]) == 0
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
+def test_rising_scores_rescale_only_past_the_slack(device, profile):
+    """Both paths of the lazy rescale (conftest.plant_rising_sparse_scores), checked against float64."""
+    kwargs = build(SparseShape(1, 300, 2, 4, 1, 32, topk=256, local_window=64), device)
+    plant_rising_sparse_scores(kwargs, profile.tile_n)
+    check(kwargs, profile)
 
 
 def test_unknown_request_row_gives_zero(device):

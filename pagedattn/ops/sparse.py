@@ -150,6 +150,19 @@ def sparse_attention_kernel(
 _RESOLVE_BLOCK = 1024  # selections resolved per program of the token pre-pass
 
 
+def resolve_selections(indices, counts, block_table, token_to_req, num_blocks: int, page: int) -> torch.Tensor:
+    """[rows, topk] int32 physical token ids of the selections (-1: unused or invalid), the token
+    pre-pass both sparse kernels read (this module's and ops/sparse_exchange.py's)."""
+    num_rows, topk = indices.shape
+    tokens = torch.empty(num_rows, topk, dtype=torch.int32, device=indices.device)
+    selected_tokens_kernel[(num_rows, triton.cdiv(topk, _RESOLVE_BLOCK))](
+        indices, counts, block_table, token_to_req, tokens,
+        block_table.shape[0], num_blocks, block_table.shape[1], topk, indices.stride(0), block_table.stride(0),
+        PAGE=page, BLOCK=_RESOLVE_BLOCK, HAS_COUNTS=counts is not None,
+    )
+    return tokens
+
+
 def launch_sparse_attention(
     q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, *,
     softmax_scale: float, k_scale, v_scale, profile: LaunchProfile,
@@ -163,12 +176,7 @@ def launch_sparse_attention(
     if num_rows == 0 or topk == 0:
         out.zero_()
         return
-    tokens = torch.empty(num_rows, topk, dtype=torch.int32, device=q.device)
-    selected_tokens_kernel[(num_rows, triton.cdiv(topk, _RESOLVE_BLOCK))](
-        indices, counts, block_table, token_to_req, tokens,
-        block_table.shape[0], num_blocks, block_table.shape[1], topk, indices.stride(0), block_table.stride(0),
-        PAGE=page, BLOCK=_RESOLVE_BLOCK, HAS_COUNTS=counts is not None,
-    )
+    tokens = resolve_selections(indices, counts, block_table, token_to_req, num_blocks, page)
     part, lse = split_workspace(splits, num_rows, num_q_heads, head_pad, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)

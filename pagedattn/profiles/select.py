@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..device import DeviceInfo
 from . import rules, tables
-from .types import WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2
+from .types import EXCHANGE_BLOCK_M, EXCHANGE_WARPS, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 MIN_TILES_PER_SPLIT = 4
@@ -71,8 +71,16 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     which only makes the split rule more conservative there. The warpgroup-MMA kernel allocates
     exactly Q (16-bit), its K/V ring, a byte per ring key (usable or masked) and, for FP8 pages, the
     fp16 tiles they are converted into (one K, three V): 96 KB + 64 B at D=256, 16 keys, 4 stages,
-    BF16 or FP8 (tests/test_compile.py checks it against the builds)."""
+    BF16 or FP8 (tests/test_compile.py checks it against the builds). So does the sparse
+    shared-exchange kernel: Q and P (16-bit), its K/V ring, the two warps' row maxima, a byte per
+    ring key and, for FP8 pages, one fp16 K and V tile: 74,944 B at D=256, 32 keys, 2 stages, BF16."""
     head_pad = next_pow2(key.head_size)
+    if profile.shared_exchange:
+        ring = profile.num_stages * profile.tile_n
+        converted = 2 * profile.tile_n * head_pad * 2 if key.kv_dtype == "fp8" else 0
+        maxima = EXCHANGE_BLOCK_M * EXCHANGE_WARPS * 4
+        return (2 * ring * KV_BYTES[key.kv_dtype] + EXCHANGE_BLOCK_M * 2) * head_pad + converted + \
+            EXCHANGE_BLOCK_M * profile.tile_n * 2 + maxima + ring
     if profile.warpgroup_mma:
         ring = profile.num_stages * profile.tile_n
         converted = 4 * profile.tile_n if key.kv_dtype == "fp8" else 0
@@ -93,7 +101,9 @@ def shape_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     """Why `profile` would compute a wrong result for `key` (None if it would not)."""
     if profile.block_m < key.group:
         return f"block_m={profile.block_m} is smaller than the GQA group ({key.group})"
-    return wgmma_problem(profile, key) if profile.warpgroup_mma else None
+    if profile.warpgroup_mma:
+        return wgmma_problem(profile, key)
+    return exchange_problem(profile, key) if profile.shared_exchange else None
 
 
 def wgmma_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
@@ -120,12 +130,28 @@ def wgmma_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     return None
 
 
+def exchange_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
+    """Why the sparse shared-exchange kernel (ops/sparse_exchange.py) cannot run `key` with `profile`."""
+    if key.kernel != "sparse":
+        return "shared_exchange is a sparse-kernel profile"
+    if (profile.block_m, profile.num_warps) != (EXCHANGE_BLOCK_M, EXCHANGE_WARPS):
+        return f"shared_exchange runs block_m={EXCHANGE_BLOCK_M} with {EXCHANGE_WARPS} warps"
+    if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma:
+        return "shared_exchange has no kv_major, addresses_ahead or warpgroup_mma form"
+    if profile.num_stages < 2 or profile.tile_n > 64:
+        return "shared_exchange needs num_stages >= 2 (its K/V ring) and tile_n <= 64"
+    if key.head_size not in (64, 128, 256):
+        return f"shared_exchange supports head sizes 64, 128 and 256, not {key.head_size}"
+    return None
+
+
 def device_problem(profile: LaunchProfile, device: DeviceInfo) -> str | None:
     """Why `profile`'s kernel cannot run on `device` (None if it can)."""
-    if profile.warpgroup_mma and device.arch != "sm90":
-        if device.vendor == "interpreter":
-            return "warpgroup_mma is a Gluon kernel, which the Triton interpreter does not run"
-        return f"warpgroup_mma needs an sm90 (Hopper) GPU, this is {device.arch}"
+    for gluon, name in ((profile.warpgroup_mma, "warpgroup_mma"), (profile.shared_exchange, "shared_exchange")):
+        if gluon and device.arch != "sm90":
+            if device.vendor == "interpreter":
+                return f"{name} is a Gluon kernel, which the Triton interpreter does not run"
+            return f"{name} needs an sm90 (Hopper) GPU, this is {device.arch}"
     return None
 
 

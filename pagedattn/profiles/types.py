@@ -14,6 +14,8 @@ KERNELS = ("unified", "sparse")
 MAX_STAGES = 6  # software-pipelining depth a profile may ask for
 WGMMA_BLOCK_M = 64  # rows of the warpgroup-MMA verify kernel's program: one warpgroup's wgmma height
 WGMMA_WARPS = 4  # one warpgroup
+EXCHANGE_BLOCK_M = 16  # rows of the sparse shared-exchange kernel's program: one mma.sync row block
+EXCHANGE_WARPS = 2  # its two warps: each takes half of a tile's keys and half of O's columns
 
 
 def next_pow2(n: int) -> int:
@@ -43,6 +45,11 @@ class LaunchProfile:
                 window/softcap/sinks: `select.shape_problem` says which). block_m 64 and 4 warps
                 (one warpgroup); num_stages is its K/V ring depth (>= 3); kv_major and
                 addresses_ahead do not apply and stay False.
+    shared_exchange  sparse only: run ops/sparse_exchange.py, the Gluon kernel whose two warps
+                exchange P and their row maxima through shared memory once per tile (sm90; groups
+                of at most 16 heads: `select.exchange_problem`). block_m 16 and 2 warps;
+                num_stages is its K/V ring depth (>= 2); kv_major and addresses_ahead do not apply
+                (token ids are always read a step ahead) and stay False.
     """
 
     block_m: int
@@ -53,6 +60,7 @@ class LaunchProfile:
     kv_major: bool = False
     addresses_ahead: bool = False
     warpgroup_mma: bool = False
+    shared_exchange: bool = False
 
     def __post_init__(self) -> None:
         for name in ("block_m", "tile_n"):
@@ -93,17 +101,18 @@ class LaunchProfile:
     def short(self) -> str:
         form = "kvmajor" if self.kv_major else "rowmajor"
         ahead = "/ahead" if self.addresses_ahead else ""
-        wgmma = "/wgmma" if self.warpgroup_mma else ""
+        kernel = "/wgmma" if self.warpgroup_mma else "/exchange" if self.shared_exchange else ""
         return (f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/"
-                f"{form}{ahead}{wgmma}")
+                f"{form}{ahead}{kernel}")
 
     @staticmethod
     def from_short(text: str) -> "LaunchProfile":
-        """Inverse of `short()`; the orientation may be left out (row-major), `/ahead` and `/wgmma`
-        are optional."""
+        """Inverse of `short()`; the orientation may be left out (row-major), `/ahead` and one of
+        `/wgmma`, `/exchange` are optional."""
         parts = text.split("/")
         wgmma = parts[-1] == "wgmma" and len(parts) > 5
-        parts = parts[:len(parts) - wgmma]
+        exchange = parts[-1] == "exchange" and len(parts) > 5
+        parts = parts[:len(parts) - wgmma - exchange]
         by_key = dict(zip(("m", "n", "s", "w", "st"), parts[:5]))
         try:
             values = [int(by_key[k][len(k):]) for k in ("m", "n", "s", "w", "st") if by_key[k].startswith(k)]
@@ -112,8 +121,10 @@ class LaunchProfile:
         ahead = parts[-1] == "ahead" and len(parts) > 5
         flags = parts[5:len(parts) - ahead]
         if len(values) != 5 or flags not in ([], ["rowmajor"], ["kvmajor"]):
-            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor][/ahead][/wgmma]: {text!r}")
-        return LaunchProfile(*values, kv_major=flags == ["kvmajor"], addresses_ahead=ahead, warpgroup_mma=wgmma)
+            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor][/ahead][/wgmma|/exchange]: "
+                             f"{text!r}")
+        return LaunchProfile(*values, kv_major=flags == ["kvmajor"], addresses_ahead=ahead, warpgroup_mma=wgmma,
+                             shared_exchange=exchange)
 
 
 def query_class(max_seqlen_q: int) -> str:

@@ -1,0 +1,248 @@
+"""Sparse paged GQA attention on mma.sync in Gluon: two warps, one shared-memory exchange per tile.
+
+The same call as ops/sparse.py (its token pre-pass resolves every selection to a physical token id
+or -1 first), for the shapes where the Triton kernel spends its time in barriers: with BLOCK_M = 16
+rows Triton spreads a program's two warps over the keys of a tile, so the tile's row maximum, its
+row sum and P's change of layout are each a cross-warp exchange, 9 barriers per tile in the sm90
+build (perf-notes v11). Here each warp computes the scores of its half of the tile's keys, P with
+the exponent base it already holds (kept lazily, as in ops/common.py), and its own row maxima;
+P and the maxima go to shared memory together and one barrier later both warps read the full P and
+both maxima. Only when a row maximum grew by more than RESCALE_SLACK (log2 units) since the base
+was set (the first tile, and rarely after) is the base moved, O and l rescaled and P rewritten
+(a second barrier). Row sums stay element-wise in each warp's registers until the end. K/V tiles
+come through a ring of cp.async copies (token ids read a step ahead into registers); each warp then
+multiplies P by its half of V's columns, so O is split along the head dimension.
+FP8 pages (e4m3) are copied as they are and converted once per tile in shared memory to fp16 (one
+more barrier), which the products read; as in ops/unified.py q is multiplied by the softmax scale
+in fp32 before its fp16 cast, k_scale scales the scores and v_scale the output.
+
+Grid: (rows, KV heads, splits); splits > 1 write fp32 partials and their log2-sum-exp for
+ops/common.py's merge, as ops/sparse.py does. Runs on sm90 only and never under the Triton
+interpreter (Gluon kernels do not interpret): the profile layer routes here only calls whose group
+fits the 16-row block (`select.exchange_problem`); the CPU suite builds it offline, the GPU suite
+checks its results.
+
+Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
+  BLOCK_M = 16  one mma.sync row block: GROUP <= 16 query heads of one KV head (padding masked).
+  num_warps = 2 the two warps that split each tile's keys (scores) and the head dimension (O).
+  TILE_N        selected tokens per tile, a multiple of 16 (each warp's half is whole 8-key
+                column blocks of the matrix unit). 32 keeps the registers at ~250 with Q held in
+                registers; 16 halves the ring.
+  num_stages    depth of the K/V ring (>= 2; 2 already keeps one tile's copies in flight while
+                the other is computed). Shared memory = 2 x stages x TILE_N x head x (bytes per
+                K/V value) + 16 x head x 2 (Q) + TILE_N x 16 x 2 (P) + 128 (maxima) + stages x
+                TILE_N (usable flags), + 2 x TILE_N x head x 2 for FP8 pages' fp16 tiles.
+  num_splits    as in ops/sparse.py: rows x KV heads programs must fill the SMs.
+"""
+
+import torch
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
+
+from ..profiles.types import EXCHANGE_BLOCK_M, EXCHANGE_WARPS, LaunchProfile
+from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
+from .sparse import resolve_selections
+
+BLOCK_M = gl.constexpr(EXCHANGE_BLOCK_M)
+WARPS = gl.constexpr(EXCHANGE_WARPS)
+
+
+@gluon.jit
+def _scale(scale_ptr, scale_value, IS_TENSOR: gl.constexpr):
+    """A per-tensor scale given as a device tensor (read here: no host sync) or a float. The same
+    four lines as ops/verify_wgmma.py's: sharing them would tie this kernel's table hash to that
+    file (profiles/tables.py)."""
+    if IS_TENSOR:
+        return gl.load(scale_ptr).to(gl.float32)
+    return scale_value
+
+
+@gluon.jit
+def _token_ids(tokens_row, lo, hi, t, TILE_N: gl.constexpr, COPY: gl.constexpr):
+    """Token ids of tile t of the slot range [lo, hi) (-1 past hi), one per copied row."""
+    j = lo + t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
+    return gl.load(tokens_row + j, mask=j < hi, other=-1)
+
+
+@gluon.jit
+def _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_ring, token, t, k_head, v_head, stride_k_block, stride_k_slot,
+                stride_v_block, stride_v_slot, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr,
+                COPY: gl.constexpr):
+    """cp.async of tile t's K and V rows into ring slot t % STAGES (unusable ids zero-filled, never
+    read), and which keys are usable into the same slot of a byte ring for the softmax."""
+    usable = token >= 0
+    safe = gl.where(usable, token, 0)
+    phys = (safe // PAGE).to(gl.int64)
+    slot = safe % PAGE
+    cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
+    k_rows = phys * stride_k_block + slot * stride_k_slot + k_head
+    v_rows = phys * stride_v_block + slot * stride_v_slot + v_head
+    async_copy.async_copy_global_to_shared(k_ring.index(t % STAGES), k_ptr + k_rows[:, None] + cols[None, :],
+                                           mask=usable[:, None])
+    async_copy.async_copy_global_to_shared(v_ring.index(t % STAGES), v_ptr + v_rows[:, None] + cols[None, :],
+                                           mask=usable[:, None])
+    async_copy.commit_group()
+    usable_ring.index(t % STAGES).store(usable.to(gl.int8))
+
+
+@gluon.jit(do_not_specialize=["num_rows"])
+def sparse_exchange_kernel(
+    q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,
+    k_scale_value, v_scale_value, softmax_scale, num_rows, topk, num_splits,
+    stride_q_row, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
+    stride_v_block, stride_v_slot, stride_v_head, stride_o_row, stride_o_head,
+    NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
+    TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, HAS_COUNTS: gl.constexpr,
+    KV_FP8: gl.constexpr, K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
+):
+    row = gl.program_id(0).to(gl.int64)
+    kv_head = gl.program_id(1)
+    split = gl.program_id(2)
+    DTYPE: gl.constexpr = q_ptr.dtype.element_ty
+    KV_DTYPE: gl.constexpr = k_ptr.dtype.element_ty
+    MMA_DTYPE: gl.constexpr = gl.float16 if KV_FP8 else DTYPE
+    COPY_VEC: gl.constexpr = 128 // KV_DTYPE.primitive_bitwidth  # values per 16-byte copy
+    LANES_D: gl.constexpr = min(8, D // COPY_VEC)
+    COPY: gl.constexpr = gl.BlockedLayout([1, COPY_VEC], [32 // LANES_D, LANES_D], [WARPS, 1], [1, 0])
+    S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[2, 0], warps_per_cta=[1, WARPS], instr_shape=[16, 8])
+    A_OP: gl.constexpr = gl.DotOperandLayout(0, S_MMA, k_width=2)
+    B_OP: gl.constexpr = gl.DotOperandLayout(1, S_MMA, k_width=2)
+    ROWS: gl.constexpr = gl.SliceLayout(1, S_MMA)
+    # a warp's row maxima [16, warp]: the warp's column and the rows as ROWS holds them
+    MAXIMA: gl.constexpr = gl.DistributedLinearLayout(
+        reg_bases=[[0, 1], [8, 0]], lane_bases=[[0, 0], [0, 0], [1, 0], [2, 0], [4, 0]], warp_bases=[[0, 0]],
+        block_bases=[], shape=[16, 2])
+    TILE_SMEM: gl.constexpr = gl.SwizzledSharedLayout(8, 1, 8, order=[1, 0])  # 16-bit tiles: 16-byte units
+    RING_SMEM: gl.constexpr = gl.SwizzledSharedLayout(COPY_VEC, 1, 8, order=[1, 0])  # a copy's 16 bytes stay whole
+    FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
+
+    used = topk
+    if HAS_COUNTS:  # stop after the row's valid slots instead of scanning its padding
+        used = gl.maximum(gl.minimum(gl.load(counts_ptr + row), topk), 0)
+    per_split = gl.cdiv(gl.cdiv(used, num_splits), TILE_N) * TILE_N
+    lo = split * per_split
+    hi = gl.minimum(lo + per_split, used)
+    offs_m = gl.arange(0, BLOCK_M, layout=ROWS)
+    head = kv_head * GROUP + offs_m
+    row_ok = offs_m < GROUP
+    part_rows = (split * num_rows + row) * NUM_Q_HEADS + head
+    if SPLIT:
+        if lo >= hi:
+            gl.store(lse_ptr + part_rows, gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS), mask=row_ok)
+            return
+
+    offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, COPY))
+    q = gl.load(q_ptr + row * stride_q_row + (kv_head * GROUP + offs_q)[:, None] * stride_q_head
+                + gl.arange(0, D, layout=gl.SliceLayout(0, COPY))[None, :], mask=(offs_q < GROUP)[:, None], other=0.0)
+    scale_log2 = LOG2E * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+    if KV_FP8:  # the softmax scale goes into q in fp32 before the fp16 cast
+        q = (q.to(gl.float32) * softmax_scale).to(MMA_DTYPE)
+    else:
+        scale_log2 = scale_log2 * softmax_scale
+    q_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, D], TILE_SMEM, q)
+    k_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
+    v_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
+    if KV_FP8:  # the fp16 tiles the products read
+        k_mma = gl.allocate_shared_memory(MMA_DTYPE, [TILE_N, D], TILE_SMEM)
+        v_mma = gl.allocate_shared_memory(MMA_DTYPE, [TILE_N, D], TILE_SMEM)
+    else:
+        k_mma = k_ring
+        v_mma = v_ring
+    usable_ring = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
+    p_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, TILE_N], TILE_SMEM)
+    maxima_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, WARPS], FLAT)
+
+    tokens_row = tokens_ptr + row * topk
+    k_head = kv_head * stride_k_head
+    v_head = kv_head * stride_v_head
+    for ahead in gl.static_range(STAGES - 1):
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
+                    ahead, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE,
+                    STAGES, COPY)
+    token_next = _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
+    gl.thread_barrier()
+    q_op = q_smem.load(A_OP)
+    o = gl.zeros([BLOCK_M, D], gl.float32, S_MMA)
+    m_i = gl.full([BLOCK_M], -1.0e30, gl.float32, ROWS)
+    l_i = gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA)  # element-wise; summed over keys after the loop
+    for t in range(0, gl.cdiv(hi - lo, TILE_N)):
+        async_copy.wait_group(STAGES - 2)
+        gl.thread_barrier()  # tile t landed for both warps; both are done with tile t - 1's slot
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_ring, token_next, t + STAGES - 1, k_head, v_head,
+                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, COPY)
+        token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY)
+        if KV_FP8:
+            k_op = k_mma
+            v_op = v_mma
+            k_op.store(k_ring.index(t % STAGES).load(COPY).to(MMA_DTYPE))
+            v_op.store(v_ring.index(t % STAGES).load(COPY).to(MMA_DTYPE))
+            gl.thread_barrier()
+        else:
+            k_op = k_ring.index(t % STAGES)
+            v_op = v_ring.index(t % STAGES)
+        s = mma_v2(q_op, k_op.permute([1, 0]).load(B_OP), gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA))
+        usable = usable_ring.index(t % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
+        s = gl.where(usable[None, :], s * scale_log2, float("-inf"))
+        p = gl.exp2(s - m_i[:, None])
+        # column c of a tile belongs to warp (c // 8) % 2: reduce each warp's own columns
+        own = gl.max(gl.max(gl.reshape(s, [BLOCK_M, TILE_N // 16, WARPS, 8]), axis=3), axis=1)
+        maxima_smem.store(own)
+        p_smem.store(p.to(MMA_DTYPE))
+        gl.thread_barrier()  # the exchange: both warps' P and row maxima
+        m_tile = gl.convert_layout(gl.max(maxima_smem.load(MAXIMA), axis=1), ROWS, assert_trivial=True)
+        if gl.max(m_tile - m_i, axis=0) > RESCALE_SLACK:  # the same decision in both warps
+            m_new = gl.maximum(m_i, m_tile)
+            alpha = gl.exp2(m_i - m_new)
+            o = o * alpha[:, None]
+            l_i = l_i * alpha[:, None]
+            m_i = m_new
+            p = gl.exp2(s - m_i[:, None])
+            p_smem.store(p.to(MMA_DTYPE))
+            gl.thread_barrier()
+        l_i = l_i + p
+        o = mma_v2(p_smem.load(A_OP), v_op.load(B_OP), o)
+    async_copy.wait_group(0)
+
+    l_sum = gl.sum(l_i, axis=1)
+    has_keys = l_sum > 0.0
+    o = o * gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
+                     0.0)[:, None]
+    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, S_MMA))
+    if SPLIT:
+        gl.store(part_ptr + (part_rows * D)[:, None] + offs_d[None, :], o, mask=row_ok[:, None])
+        lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_sum, 1.0)), float("-inf"))
+        gl.store(lse_ptr + part_rows, lse, mask=row_ok)
+    else:
+        gl.store(out_ptr + row * stride_o_row + (head * stride_o_head)[:, None] + offs_d[None, :], o.to(DTYPE),
+                 mask=row_ok[:, None])
+
+
+def launch_sparse_exchange(
+    q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, *,
+    softmax_scale: float, k_scale, v_scale, profile: LaunchProfile,
+) -> None:
+    """Resolve selections to physical tokens, then launch with the given profile; decides nothing."""
+    num_rows, num_q_heads, head = q.shape
+    num_blocks, page, num_kv_heads, _ = k_cache.shape
+    topk = indices.shape[1]
+    splits = profile.num_splits
+    if num_rows == 0 or topk == 0:
+        out.zero_()
+        return
+    tokens = resolve_selections(indices, counts, block_table, token_to_req, num_blocks, page)
+    part, lse = split_workspace(splits, num_rows, num_q_heads, head, out)
+    k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
+    v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
+    sparse_exchange_kernel[(num_rows, num_kv_heads, splits)](
+        q, k_cache, v_cache, out, part, lse, tokens, counts, k_scale_t, v_scale_t,
+        k_scale_v, v_scale_v, softmax_scale, num_rows, topk, splits,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
+        NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
+        TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1, HAS_COUNTS=counts is not None,
+        KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        num_warps=EXCHANGE_WARPS,
+    )
+    if splits > 1:
+        launch_merge(part, lse, out)

@@ -1,0 +1,200 @@
+"""Sparse attention on the shared-exchange kernel (ops/sparse_exchange.py, profile `shared_exchange`).
+
+CPU: the profile layer's side (what it refuses and why, the shared-memory estimate, the tuner's
+move to the kernel). The kernel itself is Gluon, which the interpreter cannot run: tests/test_compile.py
+builds it offline for sm90, and the `gpu` tests below check its results on an sm90 GPU (skipped
+elsewhere) against the float64 reference.
+"""
+
+import dataclasses
+
+import pytest
+import torch
+
+import pagedattn
+from pagedattn import LaunchProfile, reference
+from pagedattn.device import INTERPRETER, KNOWN_DEVICES
+from pagedattn.profiles import select
+from pagedattn.profiles.types import ShapeKey
+from pagedattn.tune import as_shared_exchange, pipeline_matched, sweep_candidates
+from pagedattn.workloads import SparseShape
+from conftest import assert_close_to_reference, check_sparse_graph_replay, nan_like, plant_rising_sparse_scores
+
+H200 = KNOWN_DEVICES["NVIDIA_H200"]
+A100 = KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]
+EXCHANGE = LaunchProfile(16, 32, 1, 2, 2, shared_exchange=True)
+PREFILL = ShapeKey("sparse", "bf16", 256, 12, "decode", 8192, 1, 8192, 1, 2051)  # TP2, 8,192 rows, top-k 2,051
+
+pytestmark = pytest.mark.usefixtures("no_tuned_tables")
+
+
+# ----------------------------------------------------------------------------- selection (CPU)
+
+
+@pytest.mark.parametrize("profile_change,key_change,needle", [
+    ({"num_warps": 4}, {}, "2 warps"),
+    ({"block_m": 32}, {}, "2 warps"),
+    ({"addresses_ahead": True}, {}, "addresses_ahead"),
+    ({"kv_major": True}, {}, "kv_major"),
+    ({"num_stages": 1}, {}, "num_stages >= 2"),
+    ({"tile_n": 128}, {}, "tile_n <= 64"),
+    ({}, {"head_size": 96}, "head sizes"),
+    ({}, {"group": 24}, "smaller than the GQA group"),
+    ({}, {"kernel": "unified"}, "sparse-kernel"),
+])
+def test_every_reason_the_exchange_kernel_refuses_a_call(profile_change, key_change, needle):
+    profile = dataclasses.replace(EXCHANGE, **profile_change)
+    key = dataclasses.replace(PREFILL, **key_change)
+    problem = select.shape_problem(profile, key)
+    assert problem is not None and needle in problem
+    with pytest.raises(ValueError, match="cannot run"):
+        select.select_profile(key, H200, profile)
+    assert select.shape_problem(EXCHANGE, PREFILL) is None  # the unchanged pair is fine
+
+
+@pytest.mark.parametrize("device,needle", [(INTERPRETER, "interpreter"), (A100, "sm90")])
+def test_exchange_is_refused_off_hopper(device, needle):
+    assert needle in select.device_problem(EXCHANGE, device)
+    with pytest.raises(ValueError, match=needle):
+        select.select_profile(PREFILL, device, EXCHANGE)
+    assert select.device_problem(EXCHANGE, H200) is None
+
+
+def test_shared_memory_estimate_counts_every_buffer():
+    """Ring (2 x stages x tile x D x bytes), Q and P (16-bit), maxima (16 x 2 fp32), usable bytes,
+    and FP8's two fp16 tiles: the sizes tests/test_compile.py reads from the builds."""
+    assert select.smem_bytes(EXCHANGE, PREFILL) == 2 * 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 128 + 64
+    fp8 = dataclasses.replace(PREFILL, kv_dtype="fp8")
+    assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 192
+
+
+def test_profile_text_round_trip():
+    profile = dataclasses.replace(EXCHANGE, num_splits=3)
+    assert profile.short() == "m16/n32/s3/w2/st2/rowmajor/exchange"
+    assert LaunchProfile.from_short(profile.short()) == profile
+    assert LaunchProfile.from_short("m16/n32/s3/w2/st2/exchange") == profile
+    assert LaunchProfile.from_ints(profile.to_ints()) == profile
+
+
+def test_tuner_moves_to_the_exchange_kernel_with_its_fixed_fields():
+    start = LaunchProfile(16, 64, 1, 4, 3, addresses_ahead=True)
+    moved = [v for v in sweep_candidates(start, "shared_exchange", PREFILL, H200) if v.shared_exchange]
+    assert as_shared_exchange(start) in moved
+    assert all(select.shape_problem(v, PREFILL) is None for v in moved)
+    assert (as_shared_exchange(start).tile_n, as_shared_exchange(start).num_stages) == (32, 3)
+    # a tile change keeps the ring's bytes: 2 x 32 keys -> 4 x 16 keys; never below the 2-stage minimum
+    assert pipeline_matched(dataclasses.replace(EXCHANGE, tile_n=16), EXCHANGE).num_stages == 4
+    assert pipeline_matched(dataclasses.replace(EXCHANGE, tile_n=64), EXCHANGE).num_stages == 2
+    unified = ShapeKey("unified", "bf16", 256, 16, "verify", 20, 4, 80, 1, 32768)
+    assert not any(v.shared_exchange for v in sweep_candidates(start, "shared_exchange", unified, H200))
+
+
+# ----------------------------------------------------------------------------- results (sm90 GPU)
+
+sm90 = pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
+                          reason="the shared-exchange kernel needs an sm90 GPU")
+_seed = iter(range(70_000, 1_000_000))
+_PROFILES = [EXCHANGE, dataclasses.replace(EXCHANGE, tile_n=16, num_stages=3, num_splits=3),
+             dataclasses.replace(EXCHANGE, tile_n=64, num_splits=2), dataclasses.replace(EXCHANGE, num_stages=4)]
+
+
+def _check(kwargs: dict, profile: LaunchProfile, **extra) -> torch.Tensor:
+    out = pagedattn.sparse_attention(**kwargs, **extra, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.sparse_attention(**kwargs, **extra))
+    return out
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("profile", _PROFILES, ids=lambda p: p.short())
+@pytest.mark.parametrize("q_dtype,kv_dtype", [("bf16", "bf16"), ("fp16", "fp16"), ("bf16", "fp8"), ("fp16", "fp8")])
+@pytest.mark.parametrize("heads,head_size,page", [((24, 2), 256, 16), ((12, 1), 128, 32), ((6, 1), 64, 64),
+                                                  ((3, 1), 256, 16), ((5, 1), 128, 16), ((16, 1), 64, 32)],
+                         ids=["tp1", "tp2-d128", "tp4-d64", "tp8", "g5", "g16-d64"])
+def test_exchange_matches_the_float64_reference(profile, q_dtype, kv_dtype, heads, head_size, page):
+    if profile.tile_n == 64 and head_size == 256:
+        pytest.skip("64-key tiles at D=256 take 141 KB of shared memory; covered at smaller heads")
+    shape = SparseShape(2, 700, 5, heads[0], heads[1], head_size, topk=300, local_window=64, block_size=page,
+                        q_dtype=q_dtype, kv_dtype=kv_dtype, interleave=True)
+    _check(shape.build("cuda", seed=next(_seed)).kwargs, profile)
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 4])
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_exchange_masks_padding_invalid_pages_empty_rows_and_counts_duplicates(splits, kv_dtype):
+    """-1 in the middle and at the end, a page past the table, a negative and an out-of-range physical
+    page, an all-invalid row (-> zeros, never NaN), a duplicated index (counts twice), a row of no
+    known request, and per-row counts."""
+    kwargs = SparseShape(2, 300, 4, 12, 1, 256, topk=120, local_window=16, kv_dtype=kv_dtype,
+                         interleave=True).build("cuda", seed=next(_seed)).kwargs
+    idx, table = kwargs["indices"].clone(), kwargs["block_table"].clone()
+    num_blocks = kwargs["k_cache"].shape[0]
+    idx[0, 3], idx[0, 90:] = -1, -1
+    idx[1, 5] = 16 * table.shape[1] + 2
+    idx[2, :] = -1
+    idx[3, 7] = idx[3, 8]
+    table[0, 0], table[1, 1] = -1, num_blocks + 5
+    req = kwargs["token_to_req"].clone()
+    req[5] = 9
+    kwargs |= {"indices": idx, "block_table": table, "token_to_req": req}
+    profile = dataclasses.replace(EXCHANGE, num_splits=splits)
+    out = _check(kwargs, profile)
+    assert torch.count_nonzero(out[2]) == 0 and torch.count_nonzero(out[5]) == 0
+    counts = torch.tensor([120, 7, 0, 33, 120, 1, 64, 119], dtype=torch.int32, device="cuda")
+    out = _check(kwargs, profile, counts=counts)
+    assert torch.count_nonzero(out[2]) == 0
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("profile", _PROFILES[:3], ids=lambda p: p.short())
+def test_exchange_rescales_only_past_the_slack(profile):
+    """Scores that creep up and jump by 30 once (conftest.plant_rising_sparse_scores): tiles within
+    the slack keep the stale base (p > 1 exchanged as is), the jump takes the second exchange."""
+    kwargs = SparseShape(1, 300, 2, 4, 1, 128, topk=256, local_window=64).build("cuda", seed=next(_seed)).kwargs
+    plant_rising_sparse_scores(kwargs, profile.tile_n)
+    _check(kwargs, profile)
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 3])
+def test_exchange_fp8_scales_given_as_tensors_match_floats(splits):
+    """Device-tensor scales (read by the kernel) give what the same floats give; both far from 1."""
+    kwargs = SparseShape(2, 500, 4, 12, 1, 256, topk=200, local_window=32, kv_dtype="fp8").build(
+        "cuda", seed=next(_seed)).kwargs
+    kwargs |= {"k_scale": kwargs["k_scale"] * 7.0, "v_scale": kwargs["v_scale"] / 5.0}
+    profile = dataclasses.replace(EXCHANGE, num_splits=splits)
+    as_floats = _check(kwargs, profile)
+    tensors = {name: torch.tensor([kwargs[name]], dtype=torch.float32, device="cuda") for name in ("k_scale", "v_scale")}
+    as_tensors = pagedattn.sparse_attention(**(kwargs | tensors), out=nan_like(kwargs["q"]), profile=profile)
+    torch.testing.assert_close(as_tensors, as_floats, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@sm90
+def test_exchange_reads_v_with_its_own_strides():
+    kwargs = SparseShape(2, 400, 3, 12, 2, 128, topk=150, local_window=16).build("cuda", seed=next(_seed)).kwargs
+    kwargs["v_cache"] = kwargs["v_cache"].permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+    assert kwargs["v_cache"].stride() != kwargs["k_cache"].stride()
+    _check(kwargs, dataclasses.replace(EXCHANGE, num_splits=2))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_exchange_at_real_size(kv_dtype):
+    """Top-k 2,051 at D=256 over two 16,384-token requests, TP1 heads, 2,048 rows."""
+    kwargs = SparseShape(2, 16384, 1024, 24, 2, 256, kv_dtype=kv_dtype).build("cuda", seed=next(_seed)).kwargs
+    _check(kwargs, EXCHANGE)
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_exchange_cuda_graph_replay_with_new_selections(kv_dtype):
+    """Capture once at fixed shapes; replay after writing new selections, requests and queries."""
+    check_sparse_graph_replay(SparseShape(2, 4096, 64, 12, 1, 256, kv_dtype=kv_dtype), next(_seed),
+                              dataclasses.replace(EXCHANGE, num_splits=3))
