@@ -16,7 +16,16 @@ Ceilings are measured first in the same process (GPU only) with `time_calls` med
     128-bit loads, many waves of programs over a max(1 GiB, 16 x L2) buffer; `READ_VARIANTS`
     lists the block sizes and warps tried); the best variant is the ceiling. `torch.sum` over the
     same buffer is reported too: it reads slower, so a reduction is not the ceiling;
-  * device-to-device copy (bytes read + written) and a bf16 matmul (8192^3).
+  * device-to-device copy (bytes read + written) and a bf16 matmul (8192^3);
+  * per sparse case, the gather ceiling of its own access pattern (`sparse_gather_ceiling`): the
+    sparse calls read their gathered bytes mostly from L2 (17-67 MB caches), so % of HBM says
+    little there; a kernel that gathers the same K/V rows through the same resolved token ids and
+    feeds them to the matrix unit with no softmax (`GATHER_VARIANTS`, the fastest counts) bounds
+    what an attention kernel can reach on that case (perf-notes v11 item 1: 9.6-9.8 TB/s on the
+    H200). FP8 pages are gathered as 16-bit values of half the head size: the same bytes, the
+    same rows, no FP8 operand path in the bound. It runs one program per (row, KV head) without
+    splits, so it bounds calls that fill the GPU (prefill-like rows); with fewer programs than the
+    GPU holds (the 64-row decode cases) a split attention kernel can pass it.
 Under the Triton interpreter (no GPU) the tiny cases run, correctness is checked, ceilings are
 skipped and timings mean nothing.
 
@@ -48,6 +57,8 @@ import triton.language as tl
 
 from . import api, reference
 from .device import DeviceInfo
+from .ops.common import load_tokens, split_position
+from .ops.sparse import resolve_selections
 from .profiles.select import untuned_selection
 from .timing import rotation_count, time_calls, timings_meaningful
 from .workloads import WORKLOADS, cdiv
@@ -57,6 +68,8 @@ TOLERANCE = 1e-2
 # Loads carry no cache modifier: `.cg` compiles to LDG.E.128.STRONG.GPU on sm90, and the version
 # of this kernel that used it read 3.2 TB/s on the H200 where torch.sum read 4.1.
 READ_VARIANTS = ((8192, 4), (8192, 8), (16384, 8), (32768, 16))
+# (keys per tile, warps, stages) of the sparse gather ceiling; the fastest is the case's ceiling
+GATHER_VARIANTS = ((32, 4, 3), (32, 2, 2), (64, 4, 2))
 GATHER_BUDGET_BYTES = 1 << 30  # torch-sdpa sparse: K+V gathered per chunk of rows
 CPU_PROVIDERS = ("pagedattn", "pagedattn-default", "torch-sdpa")
 SCHEMA_VERSION = 1
@@ -114,6 +127,76 @@ def measure_ceilings(device: str, read_bytes: int, matmul_n: int) -> dict:
         "read_buffer_bytes": nbytes,
         "matmul_n": matmul_n,
     }
+
+
+@triton.jit
+def gathered_tile(k_ptr, v_ptr, tokens_ptr, row, kv_head, j0, topk, stride_block, stride_slot, stride_head,
+                  PAGE: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, TILE_N: tl.constexpr):
+    """K and V rows [TILE_N, HEAD_PAD] of slots j0.. of a row's resolved token ids (-1: not read),
+    loaded as the sparse attention kernel loads them."""
+    j = j0 + tl.arange(0, TILE_N)
+    token = tl.load(tokens_ptr + row * topk + j, mask=j < topk, other=-1)
+    ok = token >= 0
+    phys, slot = split_position(token, PAGE)
+    offs_d = tl.arange(0, HEAD_PAD)
+    k = load_tokens(k_ptr, phys, slot, ok, stride_block, stride_slot, kv_head * stride_head, offs_d, HEAD, HEAD_PAD)
+    v = load_tokens(v_ptr, phys, slot, ok, stride_block, stride_slot, kv_head * stride_head, offs_d, HEAD, HEAD_PAD)
+    return k, v
+
+
+@triton.jit(do_not_specialize=["num_rows"])
+def _gather_products_kernel(k_ptr, v_ptr, tokens_ptr, out_ptr, num_rows, topk, num_kv, stride_block, stride_slot,
+                            stride_head, PAGE: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr,
+                            TILE_N: tl.constexpr):
+    """Program (row, KV head): every tile of the row's selections gathered and multiplied as the
+    attention loop does it, S = Q K^T with a constant 16-row Q, then acc += S V, without the
+    softmax; out[row, kv_head] = the column sums of acc (what keeps the work alive)."""
+    row = tl.program_id(0).to(tl.int64)
+    kv_head = tl.program_id(1)
+    q = tl.full([16, HEAD_PAD], 1.0 / HEAD, tl.float32).to(k_ptr.dtype.element_ty)
+    acc = tl.zeros([16, HEAD_PAD], tl.float32)
+    for j0 in range(0, topk, TILE_N):
+        k, v = gathered_tile(k_ptr, v_ptr, tokens_ptr, row, kv_head, j0, topk, stride_block, stride_slot, stride_head,
+                             PAGE, HEAD, HEAD_PAD, TILE_N)
+        s = tl.dot(q, tl.trans(k))
+        acc = tl.dot(s.to(k.dtype), v, acc)
+    offs_d = tl.arange(0, HEAD_PAD)
+    tl.store(out_ptr + (row * num_kv + kv_head) * HEAD + offs_d, tl.sum(acc, 0), mask=offs_d < HEAD)
+
+
+def gather_products(k_cache: torch.Tensor, v_cache: torch.Tensor, tokens: torch.Tensor, out: torch.Tensor,
+                    tile_n: int = GATHER_VARIANTS[0][0], num_warps: int = GATHER_VARIANTS[0][1],
+                    num_stages: int = GATHER_VARIANTS[0][2]) -> torch.Tensor:
+    """`_gather_products_kernel` over `tokens` [rows, topk] (resolved ids); out [rows, kv_heads, head]
+    float32. The products run in the caches' dtype (FP8 pages: FP8 operands, the path perf-notes v11
+    item 1 measured; `sparse_gather_ceiling` passes them as 16-bit values instead)."""
+    if k_cache.stride() != v_cache.stride():
+        raise ValueError("gather_products needs K and V caches of the same strides")
+    rows, topk = tokens.shape
+    _, page, num_kv, head = k_cache.shape
+    _gather_products_kernel[(rows, num_kv)](
+        k_cache, v_cache, tokens, out, rows, topk, num_kv, k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        PAGE=page, HEAD=head, HEAD_PAD=triton.next_power_of_2(head), TILE_N=tile_n,
+        num_warps=num_warps, num_stages=num_stages)
+    return out
+
+
+def sparse_gather_ceiling(input_sets: list) -> float:
+    """Milliseconds of the fastest `GATHER_VARIANTS` gather over a sparse case's rotated input sets
+    (each set's selections resolved first, as the library does; FP8 pages viewed as 16-bit values
+    of half the head size), timed as the providers are (`time_calls`)."""
+    calls_by_variant = {variant: [] for variant in GATHER_VARIANTS}
+    for inputs in input_sets:
+        kw = inputs.kwargs
+        k_cache, v_cache = kw["k_cache"], kw["v_cache"]
+        tokens = resolve_selections(kw["indices"], kw.get("counts"), kw["block_table"], kw["token_to_req"],
+                                    k_cache.shape[0], k_cache.shape[1])
+        if k_cache.element_size() == 1:
+            k_cache, v_cache = k_cache.view(torch.bfloat16), v_cache.view(torch.bfloat16)
+        out = torch.empty(tokens.shape[0], k_cache.shape[2], k_cache.shape[3], device=tokens.device)
+        for variant in GATHER_VARIANTS:
+            calls_by_variant[variant].append(functools.partial(gather_products, k_cache, v_cache, tokens, out, *variant))
+    return min(time_calls(calls) for calls in calls_by_variant.values())
 
 
 # --------------------------------------------------------------------------- providers
@@ -504,9 +587,13 @@ def measure_case(workload, case, providers: list[str], device: str, ceilings: di
             row["pct_hbm"] = 100 * row["tbps"] / ceilings["hbm_read_tbps"]
             row["pct_matmul"] = 100 * row["tflops"] / ceilings["matmul_bf16_tflops"]
     timed = {r["provider"]: r["time_ms"] for r in results if r["time_ms"]}
+    gather_ms = sparse_gather_ceiling(sets) if ceilings and kernel == "sparse" and timed else None
     for row in results:
         if row["time_ms"]:
             row["speedup_vs"] = {other: t / row["time_ms"] for other, t in timed.items() if other != row["provider"]}
+            if gather_ms:
+                row["gather_ceiling_tbps"] = row["bytes_moved"] / gather_ms / 1e9
+                row["pct_gather"] = 100 * gather_ms / row["time_ms"]
     return results
 
 
@@ -532,7 +619,7 @@ def _gain_column(row: dict, results: list[dict]) -> str:
 def format_table(report: dict) -> str:
     results = report["results"]
     header = (f"{'workload':<15} {'case':<34} {'provider':<18} {'status':<6} {'ms':>9} {'TB/s':>6} {'%HBM':>5} "
-              f"{'TFLOP/s':>8} {'%MMA':>5} {'vs-sdpa':>8} {'pa-gain':>8} {'rel-L2':>8}")
+              f"{'%gath':>5} {'TFLOP/s':>8} {'%MMA':>5} {'vs-sdpa':>8} {'pa-gain':>8} {'rel-L2':>8}")
     lines = [header, "-" * len(header)]
     previous = None
     for row in results:
@@ -543,7 +630,7 @@ def format_table(report: dict) -> str:
         lines.append(
             f"{row['workload']:<15} {row['case'][:34]:<34} {row['provider']:<18} {row['status']:<6} "
             f"{_fmt(row.get('time_ms'), '.4f'):>9} {_fmt(row.get('tbps'), '.2f'):>6} "
-            f"{_fmt(row.get('pct_hbm'), '.0f'):>5} {_fmt(row.get('tflops'), '.1f'):>8} "
+            f"{_fmt(row.get('pct_hbm'), '.0f'):>5} {_fmt(row.get('pct_gather'), '.0f'):>5} {_fmt(row.get('tflops'), '.1f'):>8} "
             f"{_fmt(row.get('pct_matmul'), '.1f'):>5} {_fmt(vs_sdpa, '.2f') + ('x' if vs_sdpa else ''):>8} "
             f"{_gain_column(row, results):>8} {_fmt(row.get('rel_l2'), '.1e'):>8}"
         )
@@ -551,7 +638,8 @@ def format_table(report: dict) -> str:
     for row in failures:
         lines.append(f"FAIL {row['provider']} on {row['workload']} / {row['case']}: {row['reason']}")
     lines.append("vs-sdpa: torch-sdpa time / this time.  pa-gain: this time / pagedattn time "
-                 "(pagedattn row: spread of two timings; '~' = within it).")
+                 "(pagedattn row: spread of two timings; '~' = within it).  %gath (sparse): % of the case's "
+                 "gather ceiling.")
     if not report["timings_meaningful"]:
         lines.append("NOTE: no GPU: kernels ran under the Triton interpreter; timings mean nothing, "
                      "correctness was checked.")

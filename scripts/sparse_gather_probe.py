@@ -2,8 +2,11 @@
 
 (A) Gather ceilings: kernels with the sparse kernel's grid that gather the same resolved token ids
     (`resolve_selections`) and the same K/V rows and do no softmax, one summing the rows in
-    registers (plain loads), one multiplying them like the attention loop (cp.async pipelined). The
-    fastest of them is the gather ceiling of that access pattern: gathered bytes / its time.
+    registers (plain loads, below), one multiplying them like the attention loop (cp.async
+    pipelined: `bench.gather_products`, with the caches' own dtype, FP8 operands included). The
+    fastest of them is the gather ceiling of that access pattern: gathered bytes / its time. The
+    bench now measures the multiplying one per sparse case (`bench.sparse_gather_ceiling`, FP8
+    pages as 16-bit values).
 (B) The Triton sparse kernel (ops/sparse.py) with the H200 table's Triton profiles of v10
     (16-bit: m16/n32/s1/w2/st2/ahead, FP8: m16/n64/s1/w2/st2) under ptxas register caps
     (`maxnreg`), which would fit more programs per SM.
@@ -20,25 +23,10 @@ import triton.language as tl
 import pagedattn
 from pagedattn import reference, workloads
 from pagedattn.profiles.types import LaunchProfile
-from pagedattn.bench import _input_sets
+from pagedattn.bench import _input_sets, gather_products, gathered_tile
 from pagedattn.ops import sparse as sp
-from pagedattn.ops.common import load_tokens, split_position
 from pagedattn.ops.sparse import resolve_selections
 from pagedattn.timing import time_calls
-
-
-@triton.jit
-def _gathered_tile(k_ptr, v_ptr, tokens_ptr, row, kv_head, j0, topk, stride_block, stride_slot, stride_head,
-                   PAGE: tl.constexpr, HEAD: tl.constexpr, TILE_N: tl.constexpr):
-    """K and V rows [TILE_N, HEAD] of slots j0.. of a row's resolved token ids, as the sparse kernel loads them."""
-    j = j0 + tl.arange(0, TILE_N)
-    token = tl.load(tokens_ptr + row * topk + j, mask=j < topk, other=-1)
-    ok = token >= 0
-    phys, slot = split_position(token, PAGE)
-    offs_d = tl.arange(0, HEAD)
-    k = load_tokens(k_ptr, phys, slot, ok, stride_block, stride_slot, kv_head * stride_head, offs_d, HEAD, HEAD)
-    v = load_tokens(v_ptr, phys, slot, ok, stride_block, stride_slot, kv_head * stride_head, offs_d, HEAD, HEAD)
-    return k, v
 
 
 @triton.jit
@@ -49,26 +37,10 @@ def gather_sum_kernel(k_ptr, v_ptr, tokens_ptr, out_ptr, topk, num_kv, stride_bl
     kv_head = tl.program_id(1)
     acc = tl.zeros([HEAD], tl.float32)
     for j0 in range(0, topk, TILE_N):
-        k, v = _gathered_tile(k_ptr, v_ptr, tokens_ptr, row, kv_head, j0, topk, stride_block, stride_slot, stride_head,
-                              PAGE, HEAD, TILE_N)
+        k, v = gathered_tile(k_ptr, v_ptr, tokens_ptr, row, kv_head, j0, topk, stride_block, stride_slot, stride_head,
+                             PAGE, HEAD, HEAD, TILE_N)
         acc += tl.sum(k.to(tl.float32) + v.to(tl.float32), 0)
     tl.store(out_ptr + (row * num_kv + kv_head) * HEAD + tl.arange(0, HEAD), acc)
-
-
-@triton.jit
-def gather_dot_kernel(k_ptr, v_ptr, tokens_ptr, out_ptr, topk, num_kv, stride_block, stride_slot, stride_head,
-                      PAGE: tl.constexpr, HEAD: tl.constexpr, TILE_N: tl.constexpr):
-    """The library loop without the softmax: the same two products on the gathered tiles (cp.async path)."""
-    row = tl.program_id(0).to(tl.int64)
-    kv_head = tl.program_id(1)
-    q = tl.full([16, HEAD], 0.01, tl.float16).to(k_ptr.dtype.element_ty)
-    acc = tl.zeros([16, HEAD], tl.float32)
-    for j0 in range(0, topk, TILE_N):
-        k, v = _gathered_tile(k_ptr, v_ptr, tokens_ptr, row, kv_head, j0, topk, stride_block, stride_slot, stride_head,
-                              PAGE, HEAD, TILE_N)
-        s = tl.dot(q, tl.trans(k))
-        acc = tl.dot(s.to(k.dtype), v, acc)
-    tl.store(out_ptr + (row * num_kv + kv_head) * HEAD + tl.arange(0, HEAD), tl.sum(acc, 0))
 
 
 def resolved_tokens(kw):
@@ -89,8 +61,8 @@ class Capped:
 ORIG = sp.sparse_attention_kernel
 CASES = ["rows=8192 24q/2kv d256 bf16", "rows=8192 12q/1kv d256 bf16", "rows=8192 3q/1kv d256 bf16",
          "rows=8192 24q/2kv d256 fp8", "rows=8192 12q/1kv d256 fp8"]
-GATHER = [(gather_sum_kernel, n, w, st) for n, w, st in ((32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 8, 1), (32, 4, 3), (64, 8, 3))]
-GATHER += [(gather_dot_kernel, n, w, st) for n, w, st in ((32, 2, 2), (32, 4, 3), (64, 4, 2))]
+GATHER = [("gather_sum", n, w, st) for n, w, st in ((32, 4, 1), (32, 8, 1), (64, 4, 1), (64, 8, 1), (32, 4, 3), (64, 8, 3))]
+GATHER += [("gather_dot", n, w, st) for n, w, st in ((32, 2, 2), (32, 4, 3), (64, 4, 2))]
 rows_out = []
 wl = workloads.get_workload("sparse-prefill")
 for label in CASES:
@@ -104,12 +76,15 @@ for label in CASES:
     rows, topk = toks[0].shape
     nkv = k_cache.shape[2]
     for kern, n, w, st in GATHER:
-        name = f"{kern.__name__[:-7]}/n{n}/w{w}/st{st}"
+        name = f"{kern}/n{n}/w{w}/st{st}"
         outs = [torch.empty(rows, nkv, k_cache.shape[3], device="cuda") for _ in sets]
         def call(s, t, o, kern=kern, n=n, w=w, st=st):
             kc, vc = s.kwargs["k_cache"], s.kwargs["v_cache"]
-            kern[(rows, nkv)](kc, vc, t, o, topk, nkv, kc.stride(0), kc.stride(1), kc.stride(2),
-                              PAGE=kc.shape[1], HEAD=kc.shape[3], TILE_N=n, num_warps=w, num_stages=st)
+            if kern == "gather_dot":
+                gather_products(kc, vc, t, o, n, w, st)
+                return
+            gather_sum_kernel[(rows, nkv)](kc, vc, t, o, topk, nkv, kc.stride(0), kc.stride(1), kc.stride(2),
+                                           PAGE=kc.shape[1], HEAD=kc.shape[3], TILE_N=n, num_warps=w, num_stages=st)
         try:
             ms = time_calls([lambda s=s, t=t, o=o: call(s, t, o) for s, t, o in zip(sets, toks, outs)])
             row["gather"][name] = {"ms": ms, "tbps": gathered / ms / 1e9}

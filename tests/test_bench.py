@@ -56,6 +56,50 @@ def test_measure_ceilings_runs(device):
     assert "HBM read, torch.sum" in bench.format_ceilings(ceilings)
 
 
+def test_gather_products_multiplies_the_selected_rows(device):
+    """out[row, kv] = column sums of (Q K^T) V over the row's valid selections, Q = 1 / head (16 rows)."""
+    kw = _tiny("sparse-prefill", "24q/2kv d32 bf16").build(device, seed=3).kwargs
+    k_cache, v_cache = kw["k_cache"], kw["v_cache"]
+    tokens = bench.resolve_selections(kw["indices"], None, kw["block_table"], kw["token_to_req"], k_cache.shape[0],
+                                      k_cache.shape[1])
+    tokens[0, 5:9] = -1  # unused slots are not read
+    head = k_cache.shape[3]
+    out = bench.gather_products(k_cache, v_cache, tokens, torch.full((tokens.shape[0], 2, head), float("nan"),
+                                                                     device=device), 16, 4, 1)
+    flat_k, flat_v = k_cache.flatten(0, 1).double(), v_cache.flatten(0, 1).double()
+    expected = torch.zeros_like(out, dtype=torch.float64)
+    for row in range(tokens.shape[0]):
+        ids = tokens[row][tokens[row] >= 0].long()
+        for kv in range(2):
+            expected[row, kv] = 16 * (flat_k[ids, kv].sum(1) / head) @ flat_v[ids, kv]
+    assert reference.rel_l2(out, expected) < 1e-2  # S is rounded to bf16 before S.V
+
+
+def test_sparse_gather_ceiling_times_every_variant_and_keeps_the_fastest(device, monkeypatch):
+    sets = [_tiny("sparse-prefill", "24q/2kv d32 fp8").build(device, seed=s) for s in (0, 1)]
+    seen = []
+    real = bench.time_calls
+    monkeypatch.setattr(bench, "time_calls", lambda calls: seen.append(len(calls)) or real(calls) + len(seen))
+    assert bench.sparse_gather_ceiling(sets) > 1.0  # the first variant's time, plus the offset 1
+    assert seen == [len(sets)] * len(bench.GATHER_VARIANTS)
+
+
+@pytest.mark.parametrize("workload,label_part", [("sparse-decode", "3q/1kv d32 bf16"), ("gqa-decode", "")])
+def test_sparse_rows_carry_their_gather_ceiling(device, workload, label_part):
+    """With ceilings, a sparse case's rows get the case's gather ceiling and their % of it (the
+    gather's time / the row's time); unified rows get neither."""
+    ceilings = {"hbm_read_tbps": 1.0, "matmul_bf16_tflops": 1.0}
+    rows = bench.measure_case(WORKLOADS[workload], _tiny(workload, label_part), ["pagedattn"], device, ceilings,
+                              lambda _: None)
+    row = rows[0]
+    if workload.startswith("sparse"):
+        ceiling_ms = row["bytes_moved"] / row["gather_ceiling_tbps"] / 1e9
+        assert row["pct_gather"] == pytest.approx(100 * ceiling_ms / row["time_ms"])
+    else:
+        assert "pct_gather" not in row and "gather_ceiling_tbps" not in row
+    assert "%gath" in bench.format_table({"results": rows, "timings_meaningful": True})
+
+
 # --------------------------------------------------------------------------- check
 
 
