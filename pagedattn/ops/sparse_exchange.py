@@ -11,10 +11,14 @@ both maxima. Only when a row maximum grew by more than RESCALE_SLACK (log2 units
 was set (the first tile, and rarely after) is the base moved, O and l rescaled and P rewritten
 (a second barrier). Row sums stay element-wise in each warp's registers until the end. K/V tiles
 come through a ring of cp.async copies (token ids read a step ahead into registers); each warp then
-multiplies P by its half of V's columns, so O is split along the head dimension.
+multiplies P by its half of V's columns, so O is split along the head dimension. (The sm90 build
+has one more barrier per tile, which Triton's barrier analysis inserts between the usable-flag
+store of the tile being issued and the flag read of the tile being computed; perf-notes v11.)
 FP8 pages (e4m3) are copied as they are and converted once per tile in shared memory to fp16 (one
 more barrier), which the products read; as in ops/unified.py q is multiplied by the softmax scale
-in fp32 before its fp16 cast, k_scale scales the scores and v_scale the output.
+in fp32 before its fp16 cast, k_scale scales the scores and v_scale the output. On the H200 that
+path is slower than ops/sparse.py's FP8 kernel (the conversion's stores hit 7.8-way bank
+conflicts, perf-notes v11 item 4), so the tuned table keeps FP8 calls there.
 
 Grid: (rows, KV heads, splits); splits > 1 write fp32 partials and their log2-sum-exp for
 ops/common.py's merge, as ops/sparse.py does. Runs on sm90 only and never under the Triton
