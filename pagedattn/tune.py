@@ -101,12 +101,13 @@ from .device import KNOWN_DEVICES, DeviceInfo
 from .profiles import rules, tables
 from .profiles import select as dispatch
 from .profiles.types import (
-    EXCHANGE_BLOCK_M, EXCHANGE_WARPS, KERNELS, MAX_STAGES, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+    EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KERNELS, MAX_STAGES, WGMMA_BLOCK_M, WGMMA_MIN_STAGES,
+    WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
 )
 
 REL_L2_BOUND = 1e-2
-SEARCH_ORDER = ("num_splits", "warpgroup_mma", "shared_exchange", "addresses_ahead", "tile_n", "block_m", "num_warps", "num_stages",
-                "kv_major")
+SEARCH_ORDER = ("num_splits", "warpgroup_mma", "shared_exchange", "addresses_ahead", "tile_n", "block_m", "num_warps",
+                "num_stages", "kv_major")
 STARTUP_SECONDS = 180.0  # a fresh worker's imports and device initialisation
 SETUP_TIMEOUT_FACTOR = 10  # building inputs and the float64 reference, in units of --timeout
 FAULT_ENV = "PAGEDATTN_TUNE_FAULT"
@@ -160,10 +161,9 @@ def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile
     shared-exchange: at least 2)."""
     ring = start.addresses_ahead or start.warpgroup_mma or start.shared_exchange
     buffers = max(round(dispatch.kv_buffers(start.num_stages, ring) * start.tile_n / cand.tile_n), 1)
-    if cand.warpgroup_mma:
-        return dataclasses.replace(cand, num_stages=min(max(buffers, 3), MAX_STAGES))
-    if cand.shared_exchange:
-        return dataclasses.replace(cand, num_stages=min(max(buffers, 2), MAX_STAGES))
+    if cand.warpgroup_mma or cand.shared_exchange:
+        least = WGMMA_MIN_STAGES if cand.warpgroup_mma else EXCHANGE_MIN_STAGES
+        return dataclasses.replace(cand, num_stages=min(max(buffers, least), MAX_STAGES))
     stages = min(buffers, MAX_STAGES) if cand.addresses_ahead else min(buffers, 3) + 1
     return dataclasses.replace(cand, num_stages=stages)
 
@@ -172,15 +172,19 @@ def as_warpgroup_mma(profile: LaunchProfile) -> LaunchProfile:
     """`profile` moved to the warpgroup-MMA kernel: its tile and ring depth (at least 3) and splits,
     the kernel's fixed block and warps, no Triton-only flags."""
     return dataclasses.replace(profile, block_m=WGMMA_BLOCK_M, num_warps=WGMMA_WARPS, kv_major=False,
-                               addresses_ahead=False, num_stages=max(profile.num_stages, 3), warpgroup_mma=True)
+                               addresses_ahead=False, num_stages=max(profile.num_stages, WGMMA_MIN_STAGES),
+                               warpgroup_mma=True)
 
 
 def as_shared_exchange(profile: LaunchProfile) -> LaunchProfile:
     """`profile` moved to the sparse shared-exchange kernel: its tile (at most 32) and ring depth (at
     least 2) and splits, the kernel's fixed block and warps, no Triton-only flags."""
     return dataclasses.replace(profile, block_m=EXCHANGE_BLOCK_M, num_warps=EXCHANGE_WARPS, kv_major=False,
-                               addresses_ahead=False, num_stages=max(profile.num_stages, 2),
+                               addresses_ahead=False, num_stages=max(profile.num_stages, EXCHANGE_MIN_STAGES),
                                tile_n=min(profile.tile_n, 32), shared_exchange=True)
+
+
+GLUON_MOVES = {"warpgroup_mma": as_warpgroup_mma, "shared_exchange": as_shared_exchange}  # flag -> its move
 
 
 def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: DeviceInfo) -> list[LaunchProfile]:
@@ -197,10 +201,8 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
         variants += [pipeline_matched(c, start) for c in variants]
     if name == "addresses_ahead":
         variants += [dataclasses.replace(c, num_stages=max(c.num_stages, 3)) for c in variants if c.addresses_ahead]
-    if name == "warpgroup_mma":
-        variants = [as_warpgroup_mma(c) if c.warpgroup_mma else c for c in variants]
-    if name == "shared_exchange":
-        variants = [as_shared_exchange(c) if c.shared_exchange else c for c in variants]
+    if name in GLUON_MOVES:
+        variants = [GLUON_MOVES[name](c) if getattr(c, name) else c for c in variants]
     if name != "num_splits" and start.num_splits > 1:
         variants += [wave_matched(c, start, key, device) for c in variants]
     return list(dict.fromkeys(variants))

@@ -14,7 +14,7 @@ import pagedattn  # selects the interpreter and patches its dot on CPU machines
 from pagedattn import reference
 from pagedattn.interpreter import interpreter_active, patch_interpreter_dot
 from pagedattn.ops.common import RESCALE_SLACK
-from pagedattn.profiles import tables
+from pagedattn.profiles import select, tables
 from pagedattn.workloads import make_paged_cache
 
 if interpreter_active():
@@ -59,6 +59,24 @@ def assert_close_to_reference(out: torch.Tensor, ref: torch.Tensor, bound: float
     assert not torch.isnan(out).any(), "output has NaN: an element was not written"
     err = rel_l2(out, ref)
     assert err < bound, f"rel-L2 {err:.3e} >= {bound:.0e}"
+
+
+def check_shape_refusal(profile, key, needle: str, device) -> None:
+    """`profile` cannot compute `key`: the profile layer names why (`needle` in the reason) and an
+    explicit `profile=` for it is an error."""
+    problem = select.shape_problem(profile, key)
+    assert problem is not None and needle in problem
+    with pytest.raises(ValueError, match="cannot run"):
+        select.select_profile(key, device, profile)
+
+
+def check_refused_off_hopper(profile, key, device, needle: str, hopper) -> None:
+    """A Gluon kernel's profile on a device other than sm90: the reason names `needle`, an explicit
+    `profile=` is an error naming it too, and the same profile is fine on `hopper`."""
+    assert needle in select.device_problem(profile, device)
+    with pytest.raises(ValueError, match=needle):
+        select.select_profile(key, device, profile)
+    assert select.device_problem(profile, hopper) is None
 
 
 def _max_growth(q_rows: torch.Tensor, keys: torch.Tensor, tile_n: int) -> list[float]:

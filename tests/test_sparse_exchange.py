@@ -18,7 +18,10 @@ from pagedattn.profiles import select
 from pagedattn.profiles.types import ShapeKey
 from pagedattn.tune import as_shared_exchange, pipeline_matched, sweep_candidates
 from pagedattn.workloads import SparseShape
-from conftest import assert_close_to_reference, check_sparse_graph_replay, nan_like, plant_rising_sparse_scores
+from conftest import (
+    assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_sparse_graph_replay, nan_like,
+    plant_rising_sparse_scores,
+)
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
 A100 = KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]
@@ -43,21 +46,14 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({}, {"kernel": "unified"}, "sparse-kernel"),
 ])
 def test_every_reason_the_exchange_kernel_refuses_a_call(profile_change, key_change, needle):
-    profile = dataclasses.replace(EXCHANGE, **profile_change)
-    key = dataclasses.replace(PREFILL, **key_change)
-    problem = select.shape_problem(profile, key)
-    assert problem is not None and needle in problem
-    with pytest.raises(ValueError, match="cannot run"):
-        select.select_profile(key, H200, profile)
+    check_shape_refusal(dataclasses.replace(EXCHANGE, **profile_change), dataclasses.replace(PREFILL, **key_change),
+                        needle, H200)
     assert select.shape_problem(EXCHANGE, PREFILL) is None  # the unchanged pair is fine
 
 
 @pytest.mark.parametrize("device,needle", [(INTERPRETER, "interpreter"), (A100, "sm90")])
 def test_exchange_is_refused_off_hopper(device, needle):
-    assert needle in select.device_problem(EXCHANGE, device)
-    with pytest.raises(ValueError, match=needle):
-        select.select_profile(PREFILL, device, EXCHANGE)
-    assert select.device_problem(EXCHANGE, H200) is None
+    check_refused_off_hopper(EXCHANGE, PREFILL, device, needle, H200)
 
 
 def test_shared_memory_estimate_counts_every_buffer():

@@ -27,7 +27,10 @@ from dataclasses import dataclass
 
 from ..device import DeviceInfo
 from . import rules, tables
-from .types import EXCHANGE_BLOCK_M, EXCHANGE_WARPS, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2
+from .types import (
+    EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
+    ShapeKey, next_pow2,
+)
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
 MIN_TILES_PER_SPLIT = 4
@@ -114,8 +117,8 @@ def wgmma_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
         return f"warpgroup_mma runs block_m={WGMMA_BLOCK_M} with {WGMMA_WARPS} warps (one warpgroup)"
     if profile.kv_major or profile.addresses_ahead:
         return "warpgroup_mma has no kv_major or addresses_ahead form"
-    if profile.num_stages < 3 or profile.tile_n > 64:
-        return "warpgroup_mma needs num_stages >= 3 (its K/V ring) and tile_n <= 64"
+    if profile.num_stages < WGMMA_MIN_STAGES or profile.tile_n > 64:
+        return f"warpgroup_mma needs num_stages >= {WGMMA_MIN_STAGES} (its K/V ring) and tile_n <= 64"
     if key.head_size not in (64, 128, 256):
         return f"warpgroup_mma supports head sizes 64, 128 and 256, not {key.head_size}"
     copies = 32 * WGMMA_WARPS * 16
@@ -138,8 +141,8 @@ def exchange_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
         return f"shared_exchange runs block_m={EXCHANGE_BLOCK_M} with {EXCHANGE_WARPS} warps"
     if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma:
         return "shared_exchange has no kv_major, addresses_ahead or warpgroup_mma form"
-    if profile.num_stages < 2 or profile.tile_n > 64:
-        return "shared_exchange needs num_stages >= 2 (its K/V ring) and tile_n <= 64"
+    if profile.num_stages < EXCHANGE_MIN_STAGES or profile.tile_n > 64:
+        return f"shared_exchange needs num_stages >= {EXCHANGE_MIN_STAGES} (its K/V ring) and tile_n <= 64"
     if key.head_size not in (64, 128, 256):
         return f"shared_exchange supports head sizes 64, 128 and 256, not {key.head_size}"
     return None

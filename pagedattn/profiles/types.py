@@ -14,8 +14,10 @@ KERNELS = ("unified", "sparse")
 MAX_STAGES = 6  # software-pipelining depth a profile may ask for
 WGMMA_BLOCK_M = 64  # rows of the warpgroup-MMA verify kernel's program: one warpgroup's wgmma height
 WGMMA_WARPS = 4  # one warpgroup
+WGMMA_MIN_STAGES = 3  # its K/V ring: two tiles consumed per loop step while the next copies land
 EXCHANGE_BLOCK_M = 16  # rows of the sparse shared-exchange kernel's program: one mma.sync row block
 EXCHANGE_WARPS = 2  # its two warps: each takes half of a tile's keys and half of O's columns
+EXCHANGE_MIN_STAGES = 2  # its K/V ring: one tile computed while the next one's copies land
 
 
 def next_pow2(n: int) -> int:
