@@ -61,12 +61,13 @@ def amd_stages(profile: LaunchProfile, device: DeviceInfo, key: ShapeKey) -> Lau
 
 def sparse_prefill_fields(arch: str, kv_dtype: str, group: int, programs: int) -> dict:
     """For > 512 programs: the vLLM #62590 combined rule as DESIGN.md tabulates it, and on sm90 the
-    H200 table's fields (docs/profiles-h200.md): 16-bit pages with groups of at most 16 heads on the
-    shared-exchange kernel (16-key tiles up to 2,048 programs), larger groups and FP8 on Triton."""
+    H200 table's fields (docs/profiles-h200.md): groups of at most 16 heads on the shared-exchange
+    kernel (16-bit pages with 16-key tiles up to 2,048 programs, FP8 with 32-key tiles), larger
+    groups on Triton."""
     if arch == "sm90":
-        if kv_dtype == "bf16" and group <= 16:
-            return {"block_m": 16, "tile_n": 16 if programs <= 2048 else 32, "num_warps": 2, "num_stages": 2,
-                    "shared_exchange": True}
+        if group <= 16:
+            return {"block_m": 16, "tile_n": 16 if kv_dtype == "bf16" and programs <= 2048 else 32, "num_warps": 2,
+                    "num_stages": 2, "shared_exchange": True}
         if kv_dtype == "bf16":
             return {"tile_n": 32, "num_warps": 2, "num_stages": 2, "addresses_ahead": True}
         return {"tile_n": 64, "num_warps": 2, "num_stages": 2}

@@ -57,11 +57,11 @@ def test_exchange_is_refused_off_hopper(device, needle):
 
 
 def test_shared_memory_estimate_counts_every_buffer():
-    """Ring (2 x stages x tile x D x bytes), Q and P (16-bit), maxima (16 x 2 fp32), usable bytes,
-    and FP8's two fp16 tiles: the sizes tests/test_compile.py reads from the builds."""
+    """Ring (2 x stages x tile x D x bytes), P (16-bit), maxima (16 x 2 fp32), usable bytes, and Q
+    (16-bit) for 16-bit pages only: the sizes tests/test_compile.py reads from the builds."""
     assert select.smem_bytes(EXCHANGE, PREFILL) == 2 * 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 128 + 64
     fp8 = dataclasses.replace(PREFILL, kv_dtype="fp8")
-    assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 192
+    assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 16 * 32 * 2 + 128 + 64
 
 
 def test_profile_text_round_trip():
@@ -167,6 +167,28 @@ def test_exchange_fp8_scales_given_as_tensors_match_floats(splits):
     tensors = {name: torch.tensor([kwargs[name]], dtype=torch.float32, device="cuda") for name in ("k_scale", "v_scale")}
     as_tensors = pagedattn.sparse_attention(**(kwargs | tensors), out=nan_like(kwargs["q"]), profile=profile)
     torch.testing.assert_close(as_tensors, as_floats, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("head_size", [64, 256])
+def test_exchange_converts_every_finite_fp8_value_exactly(head_size):
+    """One selected key per row, so each output row is that key's V row: V holds every finite e4m3
+    byte at even and odd head dimensions, and with v_scale 1 the output must equal the float64
+    reference bit for bit (the in-register conversion's byte order and its split by parity)."""
+    kwargs = SparseShape(2, 600, 8, 12, 1, head_size, topk=16, local_window=8, kv_dtype="fp8").build(
+        "cuda", seed=next(_seed)).kwargs
+    finite = torch.tensor([b for b in range(256) if b & 0x7F != 0x7F], dtype=torch.uint8, device="cuda")
+    shape = kwargs["v_cache"].shape
+    kwargs["v_cache"] = finite[torch.arange(kwargs["v_cache"].numel(), device="cuda") % finite.numel()].view(
+        torch.float8_e4m3fn).view(shape)
+    chosen = kwargs["indices"].max(dim=1).values
+    kwargs["indices"] = torch.full_like(kwargs["indices"], -1)
+    kwargs["indices"][:, 0] = chosen
+    kwargs["v_scale"] = 1.0
+    out = pagedattn.sparse_attention(**kwargs, out=nan_like(kwargs["q"]), profile=EXCHANGE)
+    assert torch.count_nonzero(out) > 0
+    torch.testing.assert_close(out, reference.sparse_attention(**kwargs).to(out.dtype), rtol=0, atol=0)
 
 
 @pytest.mark.gpu

@@ -12,13 +12,18 @@ was set (the first tile, and rarely after) is the base moved, O and l rescaled a
 (a second barrier). Row sums stay element-wise in each warp's registers until the end. K/V tiles
 come through a ring of cp.async copies (token ids read a step ahead into registers); each warp then
 multiplies P by its half of V's columns, so O is split along the head dimension. (The sm90 build
-has one more barrier per tile, which Triton's barrier analysis inserts between the usable-flag
-store of the tile being issued and the flag read of the tile being computed; perf-notes v11.)
-FP8 pages (e4m3) are copied as they are and converted once per tile in shared memory to fp16 (one
-more barrier), which the products read; as in ops/unified.py q is multiplied by the softmax scale
-in fp32 before its fp16 cast, k_scale scales the scores and v_scale the output. On the H200 that
-path is slower than ops/sparse.py's FP8 kernel (the conversion's stores hit 7.8-way bank
-conflicts, perf-notes v11 item 4), so the tuned table keeps FP8 calls there.
+has one more barrier per tile, which Triton's barrier analysis inserts between the copies issued
+into the ring and the reads of the ring, since it cannot tell the ring's slots apart; perf-notes
+v11 and v12.)
+FP8 pages (e4m3) are copied as they are and converted in registers, no shared-memory round trip:
+a ring slot is read as int16 pairs of values (head dimensions 2c and 2c + 1), loaded straight into
+the matrix unit's operand layouts (K's pairs lie along the reduced head dimension, V's along the
+output columns), and each register of two pairs becomes two fp16 registers, one of the even and
+one of the odd dimensions (`_fp8_pairs_to_fp16`: a byte permute and two paired conversions). So
+the products split by parity: S = q_even . k_even + q_odd . k_odd (two accumulation chains, each
+half as long), O_even = P . v_even and O_odd = P . v_odd, stored to the even and odd columns. As in
+ops/unified.py q is multiplied by the softmax scale in fp32 before its fp16 cast (here loaded once
+per program straight into the operand layout), k_scale scales the scores and v_scale the output.
 
 Grid: (rows, KV heads, splits); splits > 1 write fp32 partials and their log2-sum-exp for
 ops/common.py's merge, as ops/sparse.py does. Runs on sm90 only and never under the Triton
@@ -30,12 +35,12 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
   BLOCK_M = 16  one mma.sync row block: GROUP <= 16 query heads of one KV head (padding masked).
   num_warps = 2 the two warps that split each tile's keys (scores) and the head dimension (O).
   TILE_N        selected tokens per tile, a multiple of 16 (each warp's half is whole 8-key
-                column blocks of the matrix unit). 32 keeps the registers at ~250 with Q held in
-                registers; 16 halves the ring.
+                column blocks of the matrix unit). 32 keeps the registers at ~250 (16-bit pages) or
+                ~215 (FP8) with Q held in registers; 16 halves the ring.
   num_stages    depth of the K/V ring (>= 2; 2 already keeps one tile's copies in flight while
                 the other is computed). Shared memory = 2 x stages x TILE_N x head x (bytes per
-                K/V value) + 16 x head x 2 (Q) + TILE_N x 16 x 2 (P) + 128 (maxima) + stages x
-                TILE_N (usable flags), + 2 x TILE_N x head x 2 for FP8 pages' fp16 tiles.
+                K/V value) + TILE_N x 16 x 2 (P) + 128 (maxima) + stages x TILE_N (usable flags),
+                + 16 x head x 2 (Q) for 16-bit pages.
   num_splits    as in ops/sparse.py: rows x KV heads programs must fill the SMs.
 """
 
@@ -60,6 +65,49 @@ def _scale(scale_ptr, scale_value, IS_TENSOR: gl.constexpr):
     if IS_TENSOR:
         return gl.load(scale_ptr).to(gl.float32)
     return scale_value
+
+
+@gluon.jit
+def _fp8_pairs_to_fp16(pairs):
+    """Each int16 of `pairs` holds two e4m3 values (head dimension 2c in its low byte, 2c + 1 in its
+    high byte); returns the fp16 values of the low bytes and of the high bytes, in `pairs`' layout:
+    per 32-bit register (two int16, consecutive keys or dimensions of one operand), one byte permute
+    puts both low bytes in its low half and both high bytes in its high half, then one paired
+    conversion per half (perf-notes v12: integer-op conversions of half the bytes were 1.15x slower)."""
+    return gl.inline_asm_elementwise(
+        """{
+        .reg .b32 sorted;
+        .reg .b16 low, high;
+        prmt.b32 sorted, $2, 0, 0x3120;
+        mov.b32 {low, high}, sorted;
+        cvt.rn.f16x2.e4m3x2 $0, low;
+        cvt.rn.f16x2.e4m3x2 $1, high;
+        }""",
+        "=r,=r,r", [pairs], dtype=(gl.float16, gl.float16), is_pure=True, pack=2)
+
+
+@gluon.jit
+def _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, first, step,
+               GROUP: gl.constexpr, COLS: gl.constexpr, A_OP: gl.constexpr):
+    """Head dimensions first, first + step, ... of the row's GROUP query heads, times the softmax
+    scale in fp32, as an fp16 A operand (straight from global memory, once per program)."""
+    offs_m = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, A_OP))
+    cols = first + step * gl.arange(0, COLS, layout=gl.SliceLayout(0, A_OP))
+    q = gl.load(q_ptr + row * stride_q_row + (kv_head * GROUP + offs_m)[:, None] * stride_q_head + cols[None, :],
+                mask=(offs_m < GROUP)[:, None], other=0.0)
+    return (q.to(gl.float32) * softmax_scale).to(gl.float16)
+
+
+@gluon.jit
+def _store_columns(o, cols, scale, row, part_rows, row_ok, out_ptr, part_ptr, stride_o_row, stride_o_head, head,
+                   D: gl.constexpr, SPLIT: gl.constexpr):
+    """The rows' normalised output at head dimensions `cols`: fp32 partials or the output dtype."""
+    o = o * scale[:, None]
+    if SPLIT:
+        gl.store(part_ptr + (part_rows * D)[:, None] + cols[None, :], o, mask=row_ok[:, None])
+    else:
+        gl.store(out_ptr + row * stride_o_row + (head * stride_o_head)[:, None] + cols[None, :],
+                 o.to(out_ptr.dtype.element_ty), mask=row_ok[:, None])
 
 
 @gluon.jit
@@ -136,23 +184,21 @@ def sparse_exchange_kernel(
             gl.store(lse_ptr + part_rows, gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS), mask=row_ok)
             return
 
-    offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, COPY))
-    q = gl.load(q_ptr + row * stride_q_row + (kv_head * GROUP + offs_q)[:, None] * stride_q_head
-                + gl.arange(0, D, layout=gl.SliceLayout(0, COPY))[None, :], mask=(offs_q < GROUP)[:, None], other=0.0)
     scale_log2 = LOG2E * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
-    if KV_FP8:  # the softmax scale goes into q in fp32 before the fp16 cast
-        q = (q.to(gl.float32) * softmax_scale).to(MMA_DTYPE)
-    else:
-        scale_log2 = scale_log2 * softmax_scale
-    q_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, D], TILE_SMEM, q)
     k_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
     v_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
-    if KV_FP8:  # the fp16 tiles the products read
-        k_mma = gl.allocate_shared_memory(MMA_DTYPE, [TILE_N, D], TILE_SMEM)
-        v_mma = gl.allocate_shared_memory(MMA_DTYPE, [TILE_N, D], TILE_SMEM)
+    if KV_FP8:  # the softmax scale goes into q in fp32 before the fp16 cast; even and odd head dims apart
+        q_even = _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 0, 2, GROUP, D // 2, A_OP)
+        q_odd = _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 1, 2, GROUP, D // 2, A_OP)
+        k_pairs = k_ring._reinterpret(gl.int16, [STAGES, TILE_N, D // 2], TILE_SMEM)  # the same bytes
+        v_pairs = v_ring._reinterpret(gl.int16, [STAGES, TILE_N, D // 2], TILE_SMEM)
     else:
-        k_mma = k_ring
-        v_mma = v_ring
+        offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, COPY))
+        q = gl.load(q_ptr + row * stride_q_row + (kv_head * GROUP + offs_q)[:, None] * stride_q_head
+                    + gl.arange(0, D, layout=gl.SliceLayout(0, COPY))[None, :], mask=(offs_q < GROUP)[:, None],
+                    other=0.0)
+        scale_log2 = scale_log2 * softmax_scale
+        q_smem = gl.allocate_shared_memory(DTYPE, [BLOCK_M, D], TILE_SMEM, q)
     usable_ring = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     p_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, TILE_N], TILE_SMEM)
     maxima_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, WARPS], FLAT)
@@ -165,9 +211,13 @@ def sparse_exchange_kernel(
                     ahead, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE,
                     STAGES, COPY)
     token_next = _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
-    gl.thread_barrier()
-    q_op = q_smem.load(A_OP)
-    o = gl.zeros([BLOCK_M, D], gl.float32, S_MMA)
+    if KV_FP8:  # O in two halves: the even and the odd head dimensions
+        o_even = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
+        o_odd = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
+    else:
+        gl.thread_barrier()
+        q_op = q_smem.load(A_OP)
+        o = gl.zeros([BLOCK_M, D], gl.float32, S_MMA)
     m_i = gl.full([BLOCK_M], -1.0e30, gl.float32, ROWS)
     l_i = gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA)  # element-wise; summed over keys after the loop
     for t in range(0, gl.cdiv(hi - lo, TILE_N)):
@@ -177,15 +227,12 @@ def sparse_exchange_kernel(
                     stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, COPY)
         token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY)
         if KV_FP8:
-            k_op = k_mma
-            v_op = v_mma
-            k_op.store(k_ring.index(t % STAGES).load(COPY).to(MMA_DTYPE))
-            v_op.store(v_ring.index(t % STAGES).load(COPY).to(MMA_DTYPE))
-            gl.thread_barrier()
+            k_even, k_odd = _fp8_pairs_to_fp16(k_pairs.index(t % STAGES).permute([1, 0]).load(B_OP))
+            zeros = gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA)  # two accumulation chains, each half as long
+            s = mma_v2(q_even, k_even, zeros) + mma_v2(q_odd, k_odd, zeros)
         else:
-            k_op = k_ring.index(t % STAGES)
-            v_op = v_ring.index(t % STAGES)
-        s = mma_v2(q_op, k_op.permute([1, 0]).load(B_OP), gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA))
+            s = mma_v2(q_op, k_ring.index(t % STAGES).permute([1, 0]).load(B_OP),
+                       gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA))
         usable = usable_ring.index(t % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
         s = gl.where(usable[None, :], s * scale_log2, float("-inf"))
         p = gl.exp2(s - m_i[:, None])
@@ -198,28 +245,42 @@ def sparse_exchange_kernel(
         if gl.max(m_tile - m_i, axis=0) > RESCALE_SLACK:  # the same decision in both warps
             m_new = gl.maximum(m_i, m_tile)
             alpha = gl.exp2(m_i - m_new)
-            o = o * alpha[:, None]
+            if KV_FP8:
+                o_even = o_even * alpha[:, None]
+                o_odd = o_odd * alpha[:, None]
+            else:
+                o = o * alpha[:, None]
             l_i = l_i * alpha[:, None]
             m_i = m_new
             p = gl.exp2(s - m_i[:, None])
             p_smem.store(p.to(MMA_DTYPE))
             gl.thread_barrier()
         l_i = l_i + p
-        o = mma_v2(p_smem.load(A_OP), v_op.load(B_OP), o)
+        if KV_FP8:
+            p_op = p_smem.load(A_OP)
+            v_even, v_odd = _fp8_pairs_to_fp16(v_pairs.index(t % STAGES).load(B_OP))
+            o_even = mma_v2(p_op, v_even, o_even)
+            o_odd = mma_v2(p_op, v_odd, o_odd)
+        else:
+            o = mma_v2(p_smem.load(A_OP), v_ring.index(t % STAGES).load(B_OP), o)
     async_copy.wait_group(0)
 
     l_sum = gl.sum(l_i, axis=1)
     has_keys = l_sum > 0.0
-    o = o * gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
-                     0.0)[:, None]
-    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, S_MMA))
+    o_scale = gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
+                       0.0)
+    if KV_FP8:
+        pair = gl.arange(0, D // 2, layout=gl.SliceLayout(0, S_MMA))
+        _store_columns(o_even, 2 * pair, o_scale, row, part_rows, row_ok, out_ptr, part_ptr, stride_o_row,
+                       stride_o_head, head, D, SPLIT)
+        _store_columns(o_odd, 2 * pair + 1, o_scale, row, part_rows, row_ok, out_ptr, part_ptr, stride_o_row,
+                       stride_o_head, head, D, SPLIT)
+    else:
+        _store_columns(o, gl.arange(0, D, layout=gl.SliceLayout(0, S_MMA)), o_scale, row, part_rows, row_ok, out_ptr,
+                       part_ptr, stride_o_row, stride_o_head, head, D, SPLIT)
     if SPLIT:
-        gl.store(part_ptr + (part_rows * D)[:, None] + offs_d[None, :], o, mask=row_ok[:, None])
         lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_sum, 1.0)), float("-inf"))
         gl.store(lse_ptr + part_rows, lse, mask=row_ok)
-    else:
-        gl.store(out_ptr + row * stride_o_row + (head * stride_o_head)[:, None] + offs_d[None, :], o.to(DTYPE),
-                 mask=row_ok[:, None])
 
 
 def launch_sparse_exchange(
