@@ -13,8 +13,8 @@ was set (the first tile, and rarely after) is the base moved, O and l rescaled a
 come through a ring of cp.async copies (token ids read a step ahead into registers); each warp then
 multiplies P by its half of V's columns, so O is split along the head dimension. (The sm90 build
 has one more barrier per tile, which Triton's barrier analysis inserts between the copies issued
-into the ring and the reads of the ring, since it cannot tell the ring's slots apart; perf-notes
-v11 and v12.)
+into the ring and the reads of the ring, since it cannot tell the ring's slots apart; a probe
+without it measured the same times, perf-notes v12 item 9.)
 FP8 pages (e4m3) are copied as they are and converted in registers, no shared-memory round trip:
 a ring slot is read as int16 pairs of values (head dimensions 2c and 2c + 1), loaded straight into
 the matrix unit's operand layouts (K's pairs lie along the reduced head dimension, V's along the
