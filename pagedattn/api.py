@@ -167,6 +167,12 @@ def choose_sparse_profile(q, k_cache, indices, profile=None) -> Selection:
 # --------------------------------------------------------------------------- custom ops
 
 
+def _given_scale(tensor: Optional[torch.Tensor], value: float):
+    """A custom op's per-tensor scale as the launchers take it: the device tensor when one was
+    passed (read by the kernel, no host sync), else the float."""
+    return tensor if tensor is not None else value
+
+
 @torch.library.custom_op("pagedattn::unified_attention", mutates_args=("out",))
 def _unified_op(
     q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, out: torch.Tensor,
@@ -176,8 +182,7 @@ def _unified_op(
     profile: list[int],
 ) -> None:
     chosen = LaunchProfile.from_ints(profile)
-    k_scale_given = k_scale_tensor if k_scale_tensor is not None else k_scale
-    v_scale_given = v_scale_tensor if v_scale_tensor is not None else v_scale
+    k_scale_given, v_scale_given = _given_scale(k_scale_tensor, k_scale), _given_scale(v_scale_tensor, v_scale)
     if chosen.warpgroup_mma:  # the profile layer admits it only without window, softcap or sinks
         launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
                             softmax_scale=softmax_scale, k_scale=k_scale_given, v_scale=v_scale_given,
@@ -210,8 +215,8 @@ def _sparse_op(
     launch(
         q, k_cache, v_cache, out, indices, block_table, token_to_req, counts,
         softmax_scale=softmax_scale,
-        k_scale=k_scale_tensor if k_scale_tensor is not None else k_scale,
-        v_scale=v_scale_tensor if v_scale_tensor is not None else v_scale,
+        k_scale=_given_scale(k_scale_tensor, k_scale),
+        v_scale=_given_scale(v_scale_tensor, v_scale),
         profile=chosen,
     )
 

@@ -15,9 +15,8 @@ parallelism; tile, warps and stages the pipeline of one program), so the tuner d
 search: from the default it sweeps one field at a time, in the order num_splits, warpgroup_mma,
 shared_exchange, addresses_ahead, tile_n, block_m, num_warps, num_stages, kv_major (largest effects
 first; a move to one of the Gluon kernels takes its fixed block and warps along, `as_warpgroup_mma`,
-`as_shared_exchange`),
-moves only to a value faster than the current best by more than
-`--min-gain` (noise must not move the search), and repeats whole passes until one moves nothing,
+`as_shared_exchange`), moves only to a value faster than the current best by more than `--min-gain`
+(noise must not move the search), and repeats whole passes until one moves nothing,
 since fields interact (on the H200 a move from 8 to 4 warps made more KV splits pay; a single pass
 had already fixed the splits). Fields tied to one resource also move in pairs (`sweep_candidates`):
 each tile size is also tried with the stage count that keeps the K/V bytes in flight

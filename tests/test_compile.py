@@ -12,6 +12,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+def _compile_report(program: str):
+    """Run `program` (it builds kernels through scripts/compile_report.py and prints JSON last) in a
+    child process with the interpreter off; its JSON."""
+    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
 _PROGRAM = """
 import json, sys
 sys.path.insert(0, "scripts")
@@ -33,11 +43,7 @@ def test_addresses_ahead_keeps_two_kv_tiles_in_flight_at_three_stages():
     in flight), so 3 stages keep one K/V tile in flight; read a step ahead, the loop waits with
     num_stages - 1 = 2 groups still in flight. Should a Triton upgrade change the first half, the
     flag may have become unnecessary: re-measure it."""
-    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", _PROGRAM], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    waits = json.loads(run.stdout.strip().splitlines()[-1])
+    waits = _compile_report(_PROGRAM)
     assert waits == {"unified False": 0, "sparse False": 0, "unified True": 2, "sparse True": 2}
 
 
@@ -80,11 +86,7 @@ def test_library_wgmma_kernel_builds_unserialized_and_as_the_estimate_says():
     rescaled serializes all of them: C7514/C7515), no stack, at most 255 registers (two programs
     per SM need <= 256 at 128 threads), and shared memory exactly as `select.smem_bytes` estimates
     (the split rule counts programs per SM with it)."""
-    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", _WGMMA_PROGRAM], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    for build in json.loads(run.stdout.strip().splitlines()[-1]):
+    for build in _compile_report(_WGMMA_PROGRAM):
         assert build["HMMA"] == 0 and build["HGMMA"] > 0 and build["serial"] is False and build["stack"] == 0
         assert build["regs"] <= 255
         assert build["smem"] == build["estimate"]
@@ -112,11 +114,7 @@ def test_sparse_exchange_kernel_builds_without_spills_and_as_the_estimate_says()
     sizes 64-256, splits or not): matrix products on mma.sync, no stack, at most 255 registers, and
     shared memory exactly as `select.smem_bytes` estimates (the split rule and the tuner's pruning
     count programs per SM with it)."""
-    env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", _EXCHANGE_PROGRAM], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    for build in json.loads(run.stdout.strip().splitlines()[-1]):
+    for build in _compile_report(_EXCHANGE_PROGRAM):
         assert build["HMMA"] > 0 and build["HGMMA"] == 0 and build["stack"] == 0
         assert build["regs"] <= 255
         assert build["smem"] == build["estimate"]
