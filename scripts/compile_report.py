@@ -92,13 +92,15 @@ def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: L
     return _compile(sparse_attention_kernel, sig, const, profile.num_warps, profile.num_stages)
 
 
-def compile_sparse_exchange(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+def compile_sparse_exchange(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
+                            dense_pages: bool = True):
     ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
             "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_exchange_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
-                 SPLIT=split, HAS_COUNTS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+                 SPLIT=split, HAS_COUNTS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
+                 DENSE_PAGES=dense_pages)
     return _compile(sparse_exchange_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 

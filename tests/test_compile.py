@@ -99,21 +99,22 @@ import compile_report as cr
 from pagedattn.profiles.select import smem_bytes
 from pagedattn.profiles.types import LaunchProfile, ShapeKey
 rows = []
-for q, kv, group, head, tile, stages, split in (("bf16", "bf16", 12, 256, 32, 2, False), ("bf16", "bf16", 3, 256, 16, 3, True),
-                                                ("fp16", "fp16", 16, 64, 64, 2, True), ("bf16", "fp8", 12, 256, 32, 2, False),
-                                                ("fp16", "fp8", 6, 128, 16, 4, True), ("bf16", "fp8", 5, 64, 16, 2, False)):
+for q, kv, group, head, tile, stages, split, dense in (
+        ("bf16", "bf16", 12, 256, 32, 2, False, True), ("bf16", "bf16", 3, 256, 16, 3, True, False),
+        ("fp16", "fp16", 16, 64, 64, 2, True, True), ("bf16", "fp8", 12, 256, 32, 2, False, True),
+        ("fp16", "fp8", 6, 128, 16, 4, True, False), ("bf16", "fp8", 5, 64, 16, 2, False, True)):
     profile = LaunchProfile(16, tile, 2 if split else 1, 2, stages, shared_exchange=True)
     key = ShapeKey("sparse", kv, head, group, "decode", 8192, 1, 8192, 1, 2051)
-    rows.append(cr.compile_sparse_exchange(q, kv, group, head, 16, profile, split) | {"estimate": smem_bytes(profile, key)})
+    rows.append(cr.compile_sparse_exchange(q, kv, group, head, 16, profile, split, dense) | {"estimate": smem_bytes(profile, key)})
 print(json.dumps(rows))
 """
 
 
 def test_sparse_exchange_kernel_builds_without_spills_and_as_the_estimate_says():
     """ops/sparse_exchange.py for sm90 at the profiles the tuner may pick (16-bit and FP8 pages, head
-    sizes 64-256, splits or not): matrix products on mma.sync, no stack, at most 255 registers, and
-    shared memory exactly as `select.smem_bytes` estimates (the split rule and the tuner's pruning
-    count programs per SM with it)."""
+    sizes 64-256, splits or not, dense pages or not): matrix products on mma.sync, no stack, at most
+    255 registers, and shared memory exactly as `select.smem_bytes` estimates (the split rule and
+    the tuner's pruning count programs per SM with it)."""
     for build in _compile_report(_EXCHANGE_PROGRAM):
         assert build["HMMA"] > 0 and build["HGMMA"] == 0 and build["stack"] == 0
         assert build["regs"] <= 255

@@ -57,11 +57,12 @@ def test_exchange_is_refused_off_hopper(device, needle):
 
 
 def test_shared_memory_estimate_counts_every_buffer():
-    """Ring (2 x stages x tile x D x bytes), P (16-bit), maxima (16 x 2 fp32), usable bytes, and Q
-    (16-bit) for 16-bit pages only: the sizes tests/test_compile.py reads from the builds."""
-    assert select.smem_bytes(EXCHANGE, PREFILL) == 2 * 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 128 + 64
+    """Ring (2 x stages x tile x D x bytes), P (16-bit), maxima (16 x 2 fp32), growths (2 fp32), an
+    fp32 mask per ring key, and Q (16-bit) for 16-bit pages only: the sizes tests/test_compile.py
+    reads from the builds."""
+    assert select.smem_bytes(EXCHANGE, PREFILL) == 2 * 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 128 + 8 + 256
     fp8 = dataclasses.replace(PREFILL, kv_dtype="fp8")
-    assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 16 * 32 * 2 + 128 + 64
+    assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 16 * 32 * 2 + 128 + 8 + 256
 
 
 def test_profile_text_round_trip():
@@ -197,6 +198,24 @@ def test_exchange_reads_v_with_its_own_strides():
     kwargs = SparseShape(2, 400, 3, 12, 2, 128, topk=150, local_window=16).build("cuda", seed=next(_seed)).kwargs
     kwargs["v_cache"] = kwargs["v_cache"].permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
     assert kwargs["v_cache"].stride() != kwargs["k_cache"].stride()
+    _check(kwargs, dataclasses.replace(EXCHANGE, num_splits=2))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_exchange_reads_k_and_v_interleaved_in_one_cache(kv_dtype):
+    """K and V as the two halves of one [blocks, 2, page, heads, D] tensor (vLLM's cache layout): a
+    page stride of 2 x page x heads x D in both caches, so the kernel takes its addressing through
+    page and slot instead of the dense pages' token id x slot stride."""
+    kwargs = SparseShape(2, 400, 3, 12, 2, 128, topk=150, local_window=16, kv_dtype=kv_dtype).build(
+        "cuda", seed=next(_seed)).kwargs
+    k, v = kwargs["k_cache"], kwargs["v_cache"]
+    both = torch.empty((k.shape[0], 2, *k.shape[1:]), dtype=k.dtype, device="cuda")
+    both[:, 0].copy_(k)
+    both[:, 1].copy_(v)
+    kwargs["k_cache"], kwargs["v_cache"] = both[:, 0], both[:, 1]
+    assert kwargs["k_cache"].stride(0) == 2 * k.shape[1] * kwargs["k_cache"].stride(1)
     _check(kwargs, dataclasses.replace(EXCHANGE, num_splits=2))
 
 

@@ -5,16 +5,20 @@ or -1 first), for the shapes where the Triton kernel spends its time in barriers
 rows Triton spreads a program's two warps over the keys of a tile, so the tile's row maximum, its
 row sum and P's change of layout are each a cross-warp exchange, 9 barriers per tile in the sm90
 build (perf-notes v11). Here each warp computes the scores of its half of the tile's keys, P with
-the exponent base it already holds (kept lazily, as in ops/common.py), and its own row maxima;
-P and the maxima go to shared memory together and one barrier later both warps read the full P and
-both maxima. Only when a row maximum grew by more than RESCALE_SLACK (log2 units) since the base
-was set (the first tile, and rarely after) is the base moved, O and l rescaled and P rewritten
-(a second barrier). Row sums stay element-wise in each warp's registers until the end. K/V tiles
-come through a ring of cp.async copies (token ids read a step ahead into registers); each warp then
-multiplies P by its half of V's columns, so O is split along the head dimension. (The sm90 build
-has one more barrier per tile, which Triton's barrier analysis inserts between the copies issued
-into the ring and the reads of the ring, since it cannot tell the ring's slots apart; a probe
-without it measured the same times, perf-notes v12 item 9.)
+the exponent base it already holds (kept lazily, as in ops/common.py), and the largest amount by
+which any of its scores exceeds that base ("growth", one number per warp); P and both growths go to
+shared memory together and one barrier later both warps read the full P and take the same decision.
+Only when a growth exceeds RESCALE_SLACK (log2 units: the first tile, and rarely after) do the warps
+exchange their row maxima (a second barrier), move the base, rescale O and l and rewrite P (a third).
+Row sums stay element-wise in each warp's registers until the end. K/V tiles come through a ring of
+cp.async copies (token ids read a step ahead into registers; with dense pages a token id times the
+slot stride is the row's offset, one unsigned 32 x 32 -> 64-bit product per cache); beside each
+slot, an fp32 ring holds each key's additive mask (0, or -inf for an unusable key), so a score is
+scaled and masked in one multiply-add. Each warp then multiplies P by its half of V's columns, so O
+is split along the head dimension. (The sm90 build has one more barrier per tile, which Triton's
+barrier analysis inserts between the copies issued into the ring and the reads of the ring, since
+it cannot tell the ring's slots apart; a probe without it measured the same times, perf-notes v12
+item 9.)
 FP8 pages (e4m3) are copied as they are and converted in registers, no shared-memory round trip:
 a ring slot is read as int16 pairs of values (head dimensions 2c and 2c + 1), loaded straight into
 the matrix unit's operand layouts (K's pairs lie along the reduced head dimension, V's along the
@@ -35,12 +39,12 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
   BLOCK_M = 16  one mma.sync row block: GROUP <= 16 query heads of one KV head (padding masked).
   num_warps = 2 the two warps that split each tile's keys (scores) and the head dimension (O).
   TILE_N        selected tokens per tile, a multiple of 16 (each warp's half is whole 8-key
-                column blocks of the matrix unit). 32 keeps the registers at ~250 (16-bit pages) or
-                ~215 (FP8) with Q held in registers; 16 halves the ring.
+                column blocks of the matrix unit). 32 keeps the registers at ~255 (16-bit pages) or
+                ~225 (FP8) with Q held in registers; 16 halves the ring.
   num_stages    depth of the K/V ring (>= 2; 2 already keeps one tile's copies in flight while
                 the other is computed). Shared memory = 2 x stages x TILE_N x head x (bytes per
-                K/V value) + TILE_N x 16 x 2 (P) + 128 (maxima) + stages x TILE_N (usable flags),
-                + 16 x head x 2 (Q) for 16-bit pages.
+                K/V value) + TILE_N x 16 x 2 (P) + 128 (maxima) + 8 (growths) + stages x TILE_N x
+                4 (masks), + 16 x head x 2 (Q) for 16-bit pages.
   num_splits    as in ops/sparse.py: rows x KV heads programs must fill the SMs.
 """
 
@@ -118,24 +122,31 @@ def _token_ids(tokens_row, lo, hi, t, TILE_N: gl.constexpr, COPY: gl.constexpr):
 
 
 @gluon.jit
-def _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_ring, token, t, k_head, v_head, stride_k_block, stride_k_slot,
-                stride_v_block, stride_v_slot, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr,
+def _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token, t, stride_k_block, stride_k_slot, stride_v_block,
+                stride_v_slot, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr, DENSE_PAGES: gl.constexpr,
                 COPY: gl.constexpr):
-    """cp.async of tile t's K and V rows into ring slot t % STAGES (unusable ids zero-filled, never
-    read), and which keys are usable into the same slot of a byte ring for the softmax."""
+    """cp.async of tile t's K and V rows (bases: the program's KV head) into ring slot t % STAGES
+    (unusable ids zero-filled, never read), and each key's additive score mask (0, or -inf for an
+    unusable key) into the same slot of an fp32 ring for the softmax. Token ids are >= 0 once masked,
+    so the offsets are unsigned 32 x 32 -> 64-bit products; with dense pages (page stride = PAGE x
+    slot stride, both caches) a token id times the slot stride is its row (perf-notes v13)."""
     usable = token >= 0
-    safe = gl.where(usable, token, 0)
-    phys = (safe // PAGE).to(gl.int64)
-    slot = safe % PAGE
+    wide = gl.where(usable, token, 0).to(gl.uint32).to(gl.uint64)
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
-    k_rows = phys * stride_k_block + slot * stride_k_slot + k_head
-    v_rows = phys * stride_v_block + slot * stride_v_slot + v_head
-    async_copy.async_copy_global_to_shared(k_ring.index(t % STAGES), k_ptr + k_rows[:, None] + cols[None, :],
+    if DENSE_PAGES:
+        k_rows = wide * stride_k_slot.to(gl.uint32).to(gl.uint64)
+        v_rows = wide * stride_v_slot.to(gl.uint32).to(gl.uint64)
+    else:
+        phys = wide // PAGE
+        slot = wide % PAGE
+        k_rows = phys * stride_k_block.to(gl.uint32).to(gl.uint64) + slot * stride_k_slot.to(gl.uint32).to(gl.uint64)
+        v_rows = phys * stride_v_block.to(gl.uint32).to(gl.uint64) + slot * stride_v_slot.to(gl.uint32).to(gl.uint64)
+    async_copy.async_copy_global_to_shared(k_ring.index(t % STAGES), k_base + k_rows[:, None] + cols[None, :],
                                            mask=usable[:, None])
-    async_copy.async_copy_global_to_shared(v_ring.index(t % STAGES), v_ptr + v_rows[:, None] + cols[None, :],
+    async_copy.async_copy_global_to_shared(v_ring.index(t % STAGES), v_base + v_rows[:, None] + cols[None, :],
                                            mask=usable[:, None])
     async_copy.commit_group()
-    usable_ring.index(t % STAGES).store(usable.to(gl.int8))
+    bias_ring.index(t % STAGES).store(gl.where(usable, 0.0, float("-inf")))
 
 
 @gluon.jit(do_not_specialize=["num_rows"])
@@ -146,7 +157,7 @@ def sparse_exchange_kernel(
     stride_v_block, stride_v_slot, stride_v_head, stride_o_row, stride_o_head,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
     TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, HAS_COUNTS: gl.constexpr,
-    KV_FP8: gl.constexpr, K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
+    KV_FP8: gl.constexpr, K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, DENSE_PAGES: gl.constexpr,
 ):
     row = gl.program_id(0).to(gl.int64)
     kv_head = gl.program_id(1)
@@ -168,6 +179,9 @@ def sparse_exchange_kernel(
     TILE_SMEM: gl.constexpr = gl.SwizzledSharedLayout(8, 1, 8, order=[1, 0])  # 16-bit tiles: 16-byte units
     RING_SMEM: gl.constexpr = gl.SwizzledSharedLayout(COPY_VEC, 1, 8, order=[1, 0])  # a copy's 16 bytes stay whole
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
+    # P's rows are TILE_N x 2 bytes: rows sharing a 128-byte line get different 16-byte units
+    P_SMEM: gl.constexpr = gl.SwizzledSharedLayout(8, max(1, 64 // TILE_N), min(8, TILE_N // 8), order=[1, 0])
+    GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # both warps' values in every thread
 
     used = topk
     if HAS_COUNTS:  # stop after the row's valid slots instead of scanning its padding
@@ -199,17 +213,18 @@ def sparse_exchange_kernel(
                     other=0.0)
         scale_log2 = scale_log2 * softmax_scale
         q_smem = gl.allocate_shared_memory(DTYPE, [BLOCK_M, D], TILE_SMEM, q)
-    usable_ring = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
-    p_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, TILE_N], TILE_SMEM)
+    bias_ring = gl.allocate_shared_memory(gl.float32, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
+    p_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, TILE_N], P_SMEM)
     maxima_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, WARPS], FLAT)
+    growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
 
     tokens_row = tokens_ptr + row * topk
-    k_head = kv_head * stride_k_head
-    v_head = kv_head * stride_v_head
+    k_base = k_ptr + kv_head * stride_k_head
+    v_base = v_ptr + kv_head * stride_v_head
     for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
-                    ahead, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE,
-                    STAGES, COPY)
+        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
+                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES,
+                    COPY)
     token_next = _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
     if KV_FP8:  # O in two halves: the even and the odd head dimensions
         o_even = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
@@ -223,8 +238,8 @@ def sparse_exchange_kernel(
     for t in range(0, gl.cdiv(hi - lo, TILE_N)):
         async_copy.wait_group(STAGES - 2)
         gl.thread_barrier()  # tile t landed for both warps; both are done with tile t - 1's slot
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_ring, token_next, t + STAGES - 1, k_head, v_head,
-                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, COPY)
+        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token_next, t + STAGES - 1, stride_k_block,
+                    stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES, COPY)
         token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY)
         if KV_FP8:
             k_even, k_odd = _fp8_pairs_to_fp16(k_pairs.index(t % STAGES).permute([1, 0]).load(B_OP))
@@ -233,16 +248,19 @@ def sparse_exchange_kernel(
         else:
             s = mma_v2(q_op, k_ring.index(t % STAGES).permute([1, 0]).load(B_OP),
                        gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA))
-        usable = usable_ring.index(t % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
-        s = gl.where(usable[None, :], s * scale_log2, float("-inf"))
-        p = gl.exp2(s - m_i[:, None])
-        # column c of a tile belongs to warp (c // 8) % 2: reduce each warp's own columns
-        own = gl.max(gl.max(gl.reshape(s, [BLOCK_M, TILE_N // 16, WARPS, 8]), axis=3), axis=1)
-        maxima_smem.store(own)
+        s = s * scale_log2 + bias_ring.index(t % STAGES).load(gl.SliceLayout(0, S_MMA))[None, :]
+        growth = s - m_i[:, None]
+        p = gl.exp2(growth)
+        # column c of a tile belongs to warp (c // 8) % 2: each warp's largest growth over its own columns
+        by_warp = gl.reshape(growth, [BLOCK_M, TILE_N // 16, WARPS, 8])
+        growth_smem.store(gl.max(gl.max(gl.max(by_warp, axis=3), axis=1), axis=0))
         p_smem.store(p.to(MMA_DTYPE))
-        gl.thread_barrier()  # the exchange: both warps' P and row maxima
-        m_tile = gl.convert_layout(gl.max(maxima_smem.load(MAXIMA), axis=1), ROWS, assert_trivial=True)
-        if gl.max(m_tile - m_i, axis=0) > RESCALE_SLACK:  # the same decision in both warps
+        gl.thread_barrier()  # the exchange: both warps' P and largest growth
+        if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:  # the same decision in both warps
+            # rare: both warps' row maxima, then a new base
+            maxima_smem.store(gl.max(gl.max(gl.reshape(s, [BLOCK_M, TILE_N // 16, WARPS, 8]), axis=3), axis=1))
+            gl.thread_barrier()
+            m_tile = gl.convert_layout(gl.max(maxima_smem.load(MAXIMA), axis=1), ROWS, assert_trivial=True)
             m_new = gl.maximum(m_i, m_tile)
             alpha = gl.exp2(m_i - m_new)
             if KV_FP8:
@@ -307,7 +325,7 @@ def launch_sparse_exchange(
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1, HAS_COUNTS=counts is not None,
         KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
-        num_warps=EXCHANGE_WARPS,
+        DENSE_PAGES=all(c.stride(0) == page * c.stride(1) for c in (k_cache, v_cache)), num_warps=EXCHANGE_WARPS,
     )
     if splits > 1:
         launch_merge(part, lse, out)

@@ -75,16 +75,16 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     exactly Q (16-bit), its K/V ring, a byte per ring key (usable or masked) and, for FP8 pages, the
     fp16 tiles they are converted into (one K, three V): 96 KB + 64 B at D=256, 16 keys, 4 stages,
     BF16 or FP8 (tests/test_compile.py checks it against the builds). So does the sparse
-    shared-exchange kernel: its K/V ring, P (16-bit), the two warps' row maxima, a byte per ring
-    key and, for 16-bit pages, Q (FP8 pages keep Q in registers and convert in registers): 74,944 B
-    at D=256, 32 keys, 2 stages, BF16; 33,984 B for FP8."""
+    shared-exchange kernel: its K/V ring, P (16-bit), the two warps' row maxima and growths, an
+    fp32 mask per ring key and, for 16-bit pages, Q (FP8 pages keep Q in registers and convert in
+    registers): 75,144 B at D=256, 32 keys, 2 stages, BF16; 34,184 B for FP8."""
     head_pad = next_pow2(key.head_size)
     if profile.shared_exchange:
         ring = profile.num_stages * profile.tile_n
         q_tile = 0 if key.kv_dtype == "fp8" else EXCHANGE_BLOCK_M * 2 * head_pad
-        maxima = EXCHANGE_BLOCK_M * EXCHANGE_WARPS * 4
+        maxima_and_growths = (EXCHANGE_BLOCK_M + 1) * EXCHANGE_WARPS * 4
         return 2 * ring * KV_BYTES[key.kv_dtype] * head_pad + q_tile + EXCHANGE_BLOCK_M * profile.tile_n * 2 + \
-            maxima + ring
+            maxima_and_growths + 4 * ring
     if profile.warpgroup_mma:
         ring = profile.num_stages * profile.tile_n
         converted = 4 * profile.tile_n if key.kv_dtype == "fp8" else 0
