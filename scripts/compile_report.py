@@ -3,9 +3,10 @@
 For each (kernel, shape, profile) it prints registers per thread, spilled bytes, shared memory,
 whether ptxas serialized the wgmma instructions (its C7514/C7515 notes, which Triton does not show),
 the fewest cp.async groups a KV loop keeps in flight while it waits (`waits`), and counts of the
-SASS instructions that tell the story: HGMMA (Hopper matrix unit), HMMA (older mma.sync path),
-LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS (shared memory traffic), F2F/F2FP
-(conversions). Costs no device time: Triton ships ptxas and cuobjdump.
+SASS instructions that tell the story: HGMMA / QGMMA (Hopper matrix unit, 16-bit / FP8 operands),
+HMMA (older mma.sync path), LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS
+(shared memory traffic), F2F/F2FP (conversions). Costs no device time: Triton ships ptxas and
+cuobjdump.
 
     TRITON_INTERPRET=0 python3 scripts/compile_report.py
 """
@@ -36,7 +37,8 @@ from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 TARGET = GPUTarget("cuda", 90, 32)
 CUOBJDUMP = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 PTXAS = CUOBJDUMP.with_name("ptxas")
-SASS_OPS = ("HGMMA", "HMMA", "LDGSTS", "LDG", "STS", "LDS", "LDSM", "F2FP", "F2F", "MUFU", "BAR", "SYNCS", "UTMALDG")
+SASS_OPS = ("HGMMA", "QGMMA", "HMMA", "LDGSTS", "LDG", "STS", "LDS", "LDSM", "F2FP", "F2F", "MUFU", "BAR", "SYNCS",
+            "UTMALDG")
 TYPES = {"bf16": "*bf16", "fp16": "*fp16", "fp8": "*fp8e4nv"}
 
 

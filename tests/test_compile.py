@@ -63,6 +63,23 @@ def test_gluon_verify_probe_compiles_for_sm90_without_spills():
     assert n16["smem"] == 3 * 2 * 16 * 256 * 2  # STAGES x (K, V) x 16 keys x D x bf16
 
 
+def test_sparse_fp8_wgmma_probe_compiles_for_sm90_without_spills():
+    """The FP8 keys-as-rows probe (scripts/sparse_fp8_wgmma_probe.py, perf-notes v13 items 6 and 8)
+    keeps building: scores on FP8 wgmma (QGMMA: K is never converted), P.V on fp16 wgmma, no mma.sync,
+    no wgmma serialized, no stack; with P.V in two halves at most 168 registers at 16 heads and 76.8
+    KB of shared memory, so three programs of one warpgroup fit an sm90 SM (228 KB), which is what
+    made it faster than the exchange kernel at 3-6 heads."""
+    env = dict(os.environ, TRITON_INTERPRET="0")
+    run = subprocess.run([sys.executable, "scripts/sparse_fp8_wgmma_probe.py", "compile"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    builds = {b["group"]: b for b in map(json.loads, run.stdout.strip().splitlines())}
+    for build in builds.values():
+        assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
+        assert build["serial"] is False and build["stack"] == 0
+    assert builds[12]["regs"] <= 168 and builds[12]["smem"] <= 228 * 1024 // 3 - 1024
+
+
 _WGMMA_PROGRAM = """
 import json, sys
 sys.path.insert(0, "scripts")
@@ -105,7 +122,8 @@ for q, kv, group, head, tile, stages, split, dense in (
         ("fp16", "fp8", 6, 128, 16, 4, True, False), ("bf16", "fp8", 5, 64, 16, 2, False, True)):
     profile = LaunchProfile(16, tile, 2 if split else 1, 2, stages, shared_exchange=True)
     key = ShapeKey("sparse", kv, head, group, "decode", 8192, 1, 8192, 1, 2051)
-    rows.append(cr.compile_sparse_exchange(q, kv, group, head, 16, profile, split, dense) | {"estimate": smem_bytes(profile, key)})
+    build = cr.compile_sparse_exchange(q, kv, group, head, 16, profile, split, dense)
+    rows.append(build | {"estimate": smem_bytes(profile, key)})
 print(json.dumps(rows))
 """
 
