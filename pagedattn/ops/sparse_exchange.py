@@ -128,8 +128,9 @@ def _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token, t, stride_k_bl
     """cp.async of tile t's K and V rows (bases: the program's KV head) into ring slot t % STAGES
     (unusable ids zero-filled, never read), and each key's additive score mask (0, or -inf for an
     unusable key) into the same slot of an fp32 ring for the softmax. Token ids are >= 0 once masked,
-    so the offsets are unsigned 32 x 32 -> 64-bit products; with dense pages (page stride = PAGE x
-    slot stride, both caches) a token id times the slot stride is its row (perf-notes v13)."""
+    so the offsets are unsigned 32 x 32 -> 64-bit products (the strides taken as 32-bit: a page stride
+    of 2^32 elements or more, a page of 8 GB at 16 bits, would wrap); with dense pages (page stride =
+    PAGE x slot stride, both caches) a token id times the slot stride is its row (perf-notes v13)."""
     usable = token >= 0
     wide = gl.where(usable, token, 0).to(gl.uint32).to(gl.uint64)
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
