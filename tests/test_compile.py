@@ -13,14 +13,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _compile_report(program: str):
-    """Run `program` (it builds kernels through scripts/compile_report.py and prints JSON last) in a
-    child process with the interpreter off; its JSON."""
+def _child_json_lines(*args: str) -> list:
+    """Run `python3 args...` in a child process with the interpreter off (it builds kernels for sm90
+    and prints one JSON value per line); the values."""
     env = dict(os.environ, TRITON_INTERPRET="0", PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", program], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
+    run = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return [json.loads(line) for line in run.stdout.strip().splitlines()]
+
+
+def _compile_report(program: str):
+    """Run `program` (it builds kernels through scripts/compile_report.py and prints JSON last); its JSON."""
+    return _child_json_lines("-c", program)[-1]
 
 _PROGRAM = """
 import json, sys
@@ -52,12 +56,8 @@ def test_gluon_verify_probe_compiles_for_sm90_without_spills():
     building: FA2's layout at 16-key tiles, 64 mma.sync per tile per warp (QK^T 2 x 16, P.V 32 x 1),
     no stack. A Triton upgrade that changes the Gluon API or the layout's cost fails here before
     anyone spends device time on it."""
-    env = dict(os.environ, TRITON_INTERPRET="0")
-    run = subprocess.run([sys.executable, "scripts/gluon_verify_probe.py", "compile", "v1"], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
     builds = {(b["variant"], b["tile_n"], b["stages"]): b
-              for b in map(json.loads, run.stdout.strip().splitlines())}
+              for b in _child_json_lines("scripts/gluon_verify_probe.py", "compile", "v1")}
     n16 = builds[("v1", 16, 3)]
     assert (n16["HMMA"], n16["HGMMA"], n16["stack"]) == (64, 0, 0) and n16["regs"] <= 255
     assert n16["smem"] == 3 * 2 * 16 * 256 * 2  # STAGES x (K, V) x 16 keys x D x bf16
@@ -69,11 +69,7 @@ def test_sparse_fp8_wgmma_probe_compiles_for_sm90_without_spills():
     no wgmma serialized, no stack; with P.V in two halves at most 168 registers at 16 heads and 76.8
     KB of shared memory, so three programs of one warpgroup fit an sm90 SM (228 KB), which is what
     made it faster than the exchange kernel at 3-6 heads."""
-    env = dict(os.environ, TRITON_INTERPRET="0")
-    run = subprocess.run([sys.executable, "scripts/sparse_fp8_wgmma_probe.py", "compile"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    builds = {b["group"]: b for b in map(json.loads, run.stdout.strip().splitlines())}
+    builds = {b["group"]: b for b in _child_json_lines("scripts/sparse_fp8_wgmma_probe.py", "compile")}
     for build in builds.values():
         assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
         assert build["serial"] is False and build["stack"] == 0
