@@ -39,8 +39,9 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
 
 
 @pytest.mark.parametrize("device", [H200, H100], ids=["H200", "H100"])
-@pytest.mark.parametrize("kv_dtype,group,draft", [("bf16", 16, 4), ("fp16", 16, 4), ("bf16", 8, 8), ("bf16", 6, 10)])
-def test_sm90_without_a_table_runs_plain_16bit_verify_at_head_256_on_wgmma(device, kv_dtype, group, draft):
+@pytest.mark.parametrize("kv_dtype,group,draft", [("bf16", 16, 4), ("fp16", 16, 4), ("bf16", 8, 8), ("bf16", 6, 10),
+                                                   ("fp8", 16, 4), ("fp8", 8, 2)])
+def test_sm90_without_a_table_runs_plain_verify_at_head_256_on_wgmma(device, kv_dtype, group, draft):
     key = dataclasses.replace(MTP, kv_dtype=kv_dtype, group=group, max_seqlen_q=draft, num_tokens=20 * draft)
     chosen = select.untuned_selection(key, device)
     assert chosen.source == "rules" and chosen.profile.warpgroup_mma
@@ -59,8 +60,8 @@ def test_wgmma_splits_come_from_its_own_program_slots():
 
 
 @pytest.mark.parametrize("change,triton_fields", [
-    ({"kv_dtype": "fp8"}, {"tile_n": 32, "addresses_ahead": True}),  # FP8: the Triton verify row
-    ({"score_mods": True}, {"tile_n": 16, "addresses_ahead": True}),  # window/softcap/sinks: same
+    ({"score_mods": True}, {"tile_n": 16, "addresses_ahead": True}),  # window/softcap/sinks: the Triton verify row
+    ({"kv_dtype": "fp8", "score_mods": True}, {"tile_n": 32, "addresses_ahead": True}),  # its FP8 row
     ({"max_seqlen_q": 5, "num_tokens": 100}, {"tile_n": 16, "addresses_ahead": True}),  # 80 rows > 64
     ({"head_size": 128}, {}),  # no D128 verify row at 64 rows: the analytic default
 ])

@@ -6,9 +6,13 @@ warpgroup per program, Q and a ring of K/V tiles in NVMMA-swizzled shared memory
 cp.async, Q.K^T and P.V on wgmma (each K/V tile is read from shared memory once per program, not
 once per warp as with mma.sync), and FlashAttention-3's in-warpgroup overlap: tile t + 1's Q.K^T
 is issued before tile t's softmax. FP8 pages (e4m3) are copied as they are (half a 16-bit tile's
-bytes) and converted once per tile in shared memory to fp16, which the same two wgmma read; as in
-ops/unified.py, q is multiplied by the softmax scale in fp32 before its fp16 cast, k_scale scales
-the scores and v_scale the output (perf-notes v10: on the H200 this runs at the 16-bit time).
+bytes). Their Q.K^T runs on FP8 wgmma with K as copied: q is held as two e4m3 tiles, hi + lo =
+q x 2^k with a power of two per row (`_e4m3_pair`: exact for bf16 q, ~9 significant bits for fp16
+q), so two products per tile, and 2^-k, the softmax scale and k_scale scale the scores per row.
+V is converted once per tile in shared memory to fp16 for P.V (e4m3 wgmma reads only K-major
+operands, and P would lose its small probabilities in e4m3); v_scale scales the output
+(perf-notes v10: converting K as well ran at the 16-bit time; v13 item 10: FP8 scores, 12-16 %
+less).
 The loop does two tiles per step and waits so that no wgmma is in flight across the loop's
 back-edge or while O is rescaled; with either, ptxas serializes every wgmma (its C7514/C7515
 notes, `scripts/compile_report.py`'s `serial`; tests/test_compile.py keeps the build clean).
@@ -30,11 +34,12 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 programs per SM); 32 doubles the score registers and the ring's bytes (8-12 %
                 slower on the H200).
   num_stages    depth of the K/V ring (>= 3: two tiles per loop step are consumed while the next
-                copies land). Shared memory = (64 x head x 2) + 2 x stages x TILE_N x head x
-                (bytes per K/V value) + one byte per ring key, + 4 x TILE_N x head x 2 for FP8
-                pages' fp16 tiles; at D=256 and 16 keys, 4 and 5 stages of 16-bit pages (96 / 112
-                KB) and 4 to 6 of FP8 pages (96 to 112 KB) still fit two programs per SM; on the
-                H200 4 stages measured 20 % faster than 3, 5 another 0.3-1.3 % (perf-notes v9).
+                copies land). Shared memory = (64 x head x 2: Q, or its two e4m3 tiles) + 2 x
+                stages x TILE_N x head x (bytes per K/V value) + one byte per ring key, + 3 x
+                TILE_N x head x 2 for FP8 pages' fp16 V tiles; at D=256 and 16 keys, 4 and 5
+                stages of 16-bit pages (96 / 112 KB) and 4 to 7 of FP8 pages (88 to 112 KB) still
+                fit two programs per SM; on the H200 4 stages measured 20 % faster than 3, 5
+                another 0.3-1.3 % (perf-notes v9).
   num_splits    as in ops/unified.py: sequences x KV heads programs must fill the SMs' slots.
   num_warps = 4 one warpgroup.
 """
@@ -91,31 +96,45 @@ def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t, tile_hi
 
 
 @gluon.jit
-def _operands(k_ring, v_ring, k_mma, v_mma, t, STAGES: gl.constexpr, KV_FP8: gl.constexpr):
-    """The K and V operands of tile t's products: its ring slots (16-bit pages), or the fp16 tiles
-    its FP8 pages are converted into: one K tile (the previous tile's Q.K^T is done when the next
-    is converted) and three V tiles (tile t - 1's P.V may still read its tile while t + 1's is
-    converted, and t's is read next)."""
-    if KV_FP8:
-        k_op = k_mma
-        v_op = v_mma.index(t % 3)
-    else:
-        k_op = k_ring.index(t % STAGES)
-        v_op = v_ring.index(t % STAGES)
-    return k_op, v_op
+def _e4m3_pair(q):
+    """Rows of fp32 q as hi + lo, two e4m3 tensors, times 2^k per row, where k puts the row's largest
+    |q| into [2^7, 2^8) (e4m3 holds up to 448); returns hi, lo and 2^-k per row. hi + lo is q x 2^k
+    exactly for bf16 q (8 significant bits: lo holds hi's rounding error) in every element within
+    2^10 of the row's largest, and within 2^-17 of the row's largest below that; fp16 q keeps ~9
+    significant bits.
+    hi is rounded in fp32 (to nearest even, 3 mantissa bits: the e4m3 value for |x| >= 2^-6) and
+    lo taken from it, not from hi's e4m3 converted back: with that round trip, one schedule of the
+    same PTX (Q's two tiles stored after both were computed) gave wrong scores on the H200 in every
+    FP8 GPU test, another right ones (perf-notes v14 item 1)."""
+    bits = gl.maximum((gl.max(gl.abs(q), axis=1).to(gl.int32, bitcast=True) >> 23) & 0xFF, 8)  # biased exponent
+    scaled = q * ((261 - bits) << 23).to(gl.float32, bitcast=True)[:, None]  # x 2^(134 - exponent)
+    as_bits = scaled.to(gl.int32, bitcast=True)
+    hi = ((as_bits + 0x7FFFF + ((as_bits >> 20) & 1)) & -0x100000).to(gl.float32, bitcast=True)  # sign, exponent, 3 bits
+    return hi.to(gl.float8e4nv), (scaled - hi).to(gl.float8e4nv), ((bits - 7) << 23).to(gl.float32, bitcast=True)
 
 
 @gluon.jit
-def _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, t, PENDING: gl.constexpr, STAGES: gl.constexpr,
+def _operands(k_ring, v_ring, v_mma, t, STAGES: gl.constexpr, KV_FP8: gl.constexpr):
+    """The K and V operands of tile t's products: its ring slots, except V of FP8 pages, which is
+    read from the fp16 tiles it is converted into (three: tile t - 1's P.V may still read its tile
+    while t + 1's is converted, and t's is read next)."""
+    if KV_FP8:
+        v_op = v_mma.index(t % 3)
+    else:
+        v_op = v_ring.index(t % STAGES)
+    return k_ring.index(t % STAGES), v_op
+
+
+@gluon.jit
+def _scores_next(q_smem, q_rest, k_ring, v_ring, v_mma, usable_smem, t, PENDING: gl.constexpr, STAGES: gl.constexpr,
                  TILE_N: gl.constexpr, S_MMA: gl.constexpr, KV_FP8: gl.constexpr, CONVERT: gl.constexpr):
-    """Wait for tile t's copies (PENDING later copy groups may stay in flight), convert FP8 pages
-    to fp16, start tile t's Q.K^T (asynchronous), and read which of its keys are usable, in the
-    scores' layout."""
+    """Wait for tile t's copies (PENDING later copy groups may stay in flight), convert FP8 pages'
+    V to fp16, start tile t's Q.K^T (asynchronous; for FP8 pages two FP8 products, q's e4m3 high
+    and rest tiles with K as copied), and read which of its keys are usable, in the scores' layout."""
     async_copy.wait_group(PENDING)
     gl.thread_barrier()
-    k_op, v_op = _operands(k_ring, v_ring, k_mma, v_mma, t, STAGES, KV_FP8)
+    k_op, v_op = _operands(k_ring, v_ring, v_mma, t, STAGES, KV_FP8)
     if KV_FP8:
-        k_op.store(k_ring.index(t % STAGES).load(CONVERT).to(gl.float16))
         v_op.store(v_ring.index(t % STAGES).load(CONVERT).to(gl.float16))
         fence_async_shared()
         gl.thread_barrier()
@@ -123,19 +142,21 @@ def _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, t, PENDING: 
         fence_async_shared()
     s = warpgroup_mma(q_smem, k_op.permute([1, 0]), gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA),
                       use_acc=False, is_async=True)
+    if KV_FP8:
+        s = warpgroup_mma(q_rest, k_op.permute([1, 0]), s, is_async=True)
     return s, usable_smem.index(t % STAGES).load(gl.SliceLayout(0, S_MMA)) != 0
 
 
 @gluon.jit
-def _softmax_pv(s, usable, s_next, o, m_i, l_i, k_ring, v_ring, k_mma, v_mma, t, tile_hi, q_pos, scale_log2,
+def _softmax_pv(s, usable, s_next, o, m_i, l_i, k_ring, v_ring, v_mma, t, tile_hi, q_pos, score_scale,
                 TILE_N: gl.constexpr, STAGES: gl.constexpr, KV_FP8: gl.constexpr, S_MMA: gl.constexpr,
                 O_MMA: gl.constexpr, P_OP: gl.constexpr):
     """Online softmax of tile t's scores (causal; keys not usable and tiles past the segment
     masked), then start P.V (asynchronous) once s_next's Q.K^T is done."""
-    _, v_op = _operands(k_ring, v_ring, k_mma, v_mma, t, STAGES, KV_FP8)
+    _, v_op = _operands(k_ring, v_ring, v_mma, t, STAGES, KV_FP8)
     pos = t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(0, S_MMA))
     visible = (pos[None, :] <= q_pos[:, None]) & usable[None, :] & (t < tile_hi)
-    s = gl.where(visible, s * scale_log2, float("-inf"))
+    s = gl.where(visible, s * score_scale, float("-inf"))
     m_new = gl.maximum(m_i, gl.max(s, axis=1))
     alpha = gl.exp2(m_i - m_new)
     p = gl.exp2(s - m_new[:, None])
@@ -171,10 +192,10 @@ def verify_wgmma_kernel(
     split = gl.program_id(2)
     DTYPE: gl.constexpr = q_ptr.dtype.element_ty
     KV_DTYPE: gl.constexpr = k_ptr.dtype.element_ty
-    MMA_DTYPE: gl.constexpr = gl.float16 if KV_FP8 else DTYPE  # FP8 pages: products in fp16, as ops/unified.py
+    MMA_DTYPE: gl.constexpr = gl.float16 if KV_FP8 else DTYPE  # P.V's operands: FP8 pages' V converted to fp16
     COPY_VEC: gl.constexpr = 128 // KV_DTYPE.primitive_bitwidth  # elements per 16-byte copy
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
-                                                    instr_shape=[16, TILE_N, 16])
+                                                    instr_shape=[16, TILE_N, 32 if KV_FP8 else 16])
     O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, D, 16])
     P_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
     COPY: gl.constexpr = gl.BlockedLayout([1, COPY_VEC], [32 * COPY_VEC // D, D // COPY_VEC], [WARPS, 1], [1, 0])
@@ -210,17 +231,23 @@ def verify_wgmma_kernel(
     q_ok = (offs_q < BLOCK_M // GROUP * GROUP) & (offs_q // GROUP < q_len)
     q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
                 mask=q_ok[:, None], other=0.0)
-    if KV_FP8:  # the softmax scale goes into q in fp32 before the fp16 cast (a large bf16 q cannot overflow)
-        q = (q.to(gl.float32) * softmax_scale).to(MMA_DTYPE)
-        scale_log2 = scale_log2 * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
-    q_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, D], Q_SMEM, q)
+    if KV_FP8:  # Q.K^T on FP8 wgmma: q as two e4m3 tiles (2^k per row, undone with the softmax and k scales)
+        q_hi, q_lo, row_down = _e4m3_pair(q.to(gl.float32))
+        Q8_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], gl.float8e4nv)
+        q_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM, q_hi)
+        q_rest = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM, q_lo)
+        k_scale = _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+        score_scale = gl.convert_layout(row_down, gl.SliceLayout(1, S_MMA))[:, None] * (scale_log2 * softmax_scale
+                                                                                      * k_scale)
+    else:
+        q_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, D], Q_SMEM, q)
+        q_rest = q_smem
+        score_scale = scale_log2
     k_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
     v_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
     if KV_FP8:
-        k_mma = gl.allocate_shared_memory(MMA_DTYPE, [TILE_N, D], MMA_SMEM)
         v_mma = gl.allocate_shared_memory(MMA_DTYPE, [3, TILE_N, D], MMA_SMEM)
     else:  # the products read the ring itself
-        k_mma = k_ring
         v_mma = v_ring
     usable_smem = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
     table_row = table_ptr + seq.to(gl.int64) * stride_table
@@ -236,26 +263,26 @@ def verify_wgmma_kernel(
     l_i = gl.zeros([BLOCK_M], gl.float32, gl.SliceLayout(1, S_MMA))
     q_pos = context + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, S_MMA)) // GROUP
     # the prologue's wait leaves STAGES - 2 groups in flight, as the loop's does
-    s_a, ok_a = _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, tile_lo, STAGES - 2, STAGES,
+    s_a, ok_a = _scores_next(q_smem, q_rest, k_ring, v_ring, v_mma, usable_smem, tile_lo, STAGES - 2, STAGES,
                              TILE_N, S_MMA, KV_FP8, COPY)
     s_a = warpgroup_mma_wait(num_outstanding=0, deps=(s_a,))
     for t in range(tile_lo, tile_hi, 2):
         # two tiles per step: tile t + 1's Q.K^T runs under tile t's softmax, then t + 2's under
         # t + 1's; nothing is in flight while O is rescaled nor across the back-edge
-        s_b, ok_b = _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, t + 1, STAGES - 3, STAGES,
+        s_b, ok_b = _scores_next(q_smem, q_rest, k_ring, v_ring, v_mma, usable_smem, t + 1, STAGES - 3, STAGES,
                                  TILE_N, S_MMA, KV_FP8, COPY)
         s_a, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_a, o))
-        o, m_i, l_i, s_b = _softmax_pv(s_a, ok_a, s_b, o, m_i, l_i, k_ring, v_ring, k_mma, v_mma, t, tile_hi, q_pos,
-                                       scale_log2, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
+        o, m_i, l_i, s_b = _softmax_pv(s_a, ok_a, s_b, o, m_i, l_i, k_ring, v_ring, v_mma, t, tile_hi, q_pos,
+                                       score_scale, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
         gl.thread_barrier()
         _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, t + STAGES - 1, tile_hi, kv_len,
                     max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
                     TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
-        s_a, ok_a = _scores_next(q_smem, k_ring, v_ring, k_mma, v_mma, usable_smem, t + 2, STAGES - 3, STAGES,
+        s_a, ok_a = _scores_next(q_smem, q_rest, k_ring, v_ring, v_mma, usable_smem, t + 2, STAGES - 3, STAGES,
                                  TILE_N, S_MMA, KV_FP8, COPY)
         s_b, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_b, o))
-        o, m_i, l_i, s_a = _softmax_pv(s_b, ok_b, s_a, o, m_i, l_i, k_ring, v_ring, k_mma, v_mma, t + 1, tile_hi,
-                                       q_pos, scale_log2, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
+        o, m_i, l_i, s_a = _softmax_pv(s_b, ok_b, s_a, o, m_i, l_i, k_ring, v_ring, v_mma, t + 1, tile_hi,
+                                       q_pos, score_scale, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
         gl.thread_barrier()
         _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, t + STAGES, tile_hi, kv_len,
                     max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
@@ -294,7 +321,7 @@ def launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_
     part, lse = split_workspace(splits, num_tokens, num_q_heads, head, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
-    kv_fp8 = k_cache.dtype == torch.float8_e4m3fn  # scores scaled by k_scale in the kernel, q by softmax_scale
+    kv_fp8 = k_cache.dtype == torch.float8_e4m3fn  # the kernel scales FP8 scores by softmax_scale x k_scale per row
     verify_wgmma_kernel[(num_seqs, num_kv_heads, splits)](
         q, k_cache, v_cache, out, part, lse, cu_seqlens_q, seq_lens, block_table,
         (1.0 if kv_fp8 else softmax_scale) * LOG2E, num_tokens, num_blocks, block_table.shape[1], splits,

@@ -139,19 +139,18 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
         # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with
         # at most 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256
-        # with 16-bit K/V and plain scores runs the warpgroup-MMA kernel (ops/verify_wgmma.py),
-        # 16-key tiles 4 deep (buckets that differ: 16q/1kv at 8,192-70,000 keys and 32q/2kv at
-        # 70,000 took 5 stages with 13 splits, 4-5 % faster than the wave rule's 12 splits at 4
-        # stages, most of it from the splits); with a window, softcap or sinks, or FP8 (which the
-        # wgmma kernel runs at the BF16 time, within -3 to +2 % of the Triton kernel at 32,768 and
-        # 70,000 keys, perf-notes v10: the tuned table may move it there), the Triton
-        # kernel keeps 4 warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step
-        # ahead; prefill and mixed batches read addresses a step ahead (FP8 mixed also took
-        # n128/st2).
+        # with plain scores runs the warpgroup-MMA kernel (ops/verify_wgmma.py), 16-key tiles 4
+        # deep, 16-bit and FP8 pages (buckets that differ: 16-bit 16q/1kv at 8,192-70,000 keys and
+        # 32q/2kv at 70,000 took 5 stages with 13 splits, 4-5 % faster than the wave rule's 12
+        # splits at 4 stages, most of it from the splits; FP8, whose scores run on FP8 wgmma since
+        # perf-notes v14, took 13 splits and 4 stages, 5 at 16q/1kv 32,768 keys, 1.17-1.38x over
+        # the Triton row below); with a window, softcap or sinks, the Triton kernel keeps 4 warps
+        # (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead; prefill and
+        # mixed batches read addresses a step ahead (FP8 mixed also took n128/st2).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
-            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,),
                       max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
                   "warpgroup_mma": True}, source=_H200),

@@ -72,9 +72,10 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     1 KB below the real size at BLOCK_M 64-128 for BF16 and FP8, tiles 16-128, 2-5 stages, with and
     without addresses ahead; at BLOCK_M 16 it overestimates (75 vs 136 KB for BF16 at n64/st3),
     which only makes the split rule more conservative there. The warpgroup-MMA kernel allocates
-    exactly Q (16-bit), its K/V ring, a byte per ring key (usable or masked) and, for FP8 pages, the
-    fp16 tiles they are converted into (one K, three V): 96 KB + 64 B at D=256, 16 keys, 4 stages,
-    BF16 or FP8 (tests/test_compile.py checks it against the builds). So does the sparse
+    exactly Q (16-bit, or two e4m3 tiles for FP8 pages: the same bytes), its K/V ring, a byte per
+    ring key (usable or masked) and, for FP8 pages, the three fp16 tiles V is converted into: 96 KB
+    + 64 B at D=256, 16 keys, 4 stages, BF16, 88 KB + 64 B for FP8 (tests/test_compile.py checks it
+    against the builds). So does the sparse
     shared-exchange kernel: its K/V ring, P (16-bit), the two warps' row maxima and growths, an
     fp32 mask per ring key and, for 16-bit pages, Q (FP8 pages keep Q in registers and convert in
     registers): 75,144 B at D=256, 32 keys, 2 stages, BF16; 34,184 B for FP8."""
@@ -87,7 +88,7 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
             maxima_and_growths + 4 * ring
     if profile.warpgroup_mma:
         ring = profile.num_stages * profile.tile_n
-        converted = 4 * profile.tile_n if key.kv_dtype == "fp8" else 0
+        converted = 3 * profile.tile_n if key.kv_dtype == "fp8" else 0
         return ((profile.block_m + converted) * 2 + 2 * ring * KV_BYTES[key.kv_dtype]) * head_pad + ring
     kv = kv_buffers(profile.num_stages, profile.addresses_ahead) * profile.tile_n * head_pad * KV_BYTES[key.kv_dtype] * 2
     upcast_tiles = (2 if profile.tile_n >= 128 else 1) if key.kv_dtype == "fp8" and not profile.kv_major else 0
