@@ -49,8 +49,9 @@ candidate is a "timeout". Both are printed as suggested `rules.BLOCKLIST` rows, 
 starts a fresh worker. The timing worker builds the inputs (rotated sets when one set fits in L2),
 the float64 reference and the default output once per bucket. Before a batch is timed, `--jobs`
 compile workers launch each candidate once on zero-filled tensors of the same shapes, strides and
-dtypes (Triton specialises on those, not on contents), filling the on-disk Triton cache in
-parallel; a candidate that fails there is recorded and not retried. Timing is serial, one worker.
+dtypes (Triton specialises on those, not on contents), except the K/V caches' page count, cut to
+one Triton specialises alike (`compile_blocks`), filling the on-disk Triton cache in parallel; a
+candidate that fails there is recorded and not retried. Timing is serial, one worker.
 Fault injection (tests; checking the isolation on a GPU): PAGEDATTN_TUNE_FAULT="abort:<profile>,
 hang:<profile>" (<profile> as `LaunchProfile.short()`) makes a worker about to run that profile
 call os.abort() or sleep forever.
@@ -347,6 +348,18 @@ def _device_broken() -> bool:
     return False
 
 
+CACHE_ARGS = ("k_cache", "v_cache")  # [num_blocks, ...]: the arguments compile_blocks shrinks
+
+
+def compile_blocks(num_blocks: int) -> int:
+    """A page count for a compile worker's zero caches that Triton specialises as it does
+    `num_blocks` (an int kernel argument: equal to 1, a multiple of 16, or neither), so the build is
+    the one the timing worker then runs."""
+    if num_blocks == 1:
+        return 1
+    return 16 if num_blocks % 16 == 0 else 17
+
+
 class _WorkerState:
     """A worker's inputs: real ones with reference and default output (timing), or zeros (compiling)."""
 
@@ -407,14 +420,24 @@ class _WorkerState:
         return {"status": "ok", "key": key.bucket(), "signature": signature}
 
     def setup_zeros(self, msg: dict) -> None:
+        """Zero inputs of the bucket's signature, to compile candidates with. The page tables and
+        selections are all zero, so every call reads page 0 only, and the caches keep just
+        `compile_blocks` pages: at full size a dozen compile workers each held the bucket's whole
+        cache (GQA decode at 32,768 keys: 8.6 GB; perf-notes v9 item 5)."""
         self.setup_id = None
         self._release_inputs()
         self._use_kernel(msg["kernel"])
-        self.inputs = [{
-            name: spec["value"] if "value" in spec else torch.empty_strided(
-                spec["shape"], spec["stride"], dtype=getattr(torch, spec["dtype"]), device=self.device).zero_()
-            for name, spec in msg["signature"].items()
-        }]
+        inputs = {}
+        for name, spec in msg["signature"].items():
+            if "value" in spec:
+                inputs[name] = spec["value"]
+                continue
+            shape = list(spec["shape"])
+            if name in CACHE_ARGS:
+                shape[0] = compile_blocks(shape[0])
+            inputs[name] = torch.empty_strided(shape, spec["stride"], dtype=getattr(torch, spec["dtype"]),
+                                               device=self.device).zero_()
+        self.inputs = [inputs]
         self.setup_id = msg["signature_id"]
 
     def _launch_once(self, profile: LaunchProfile) -> torch.Tensor:

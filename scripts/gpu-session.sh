@@ -15,7 +15,7 @@
 #   retune1  one GPU (an `nvidia-h200` machine), after a change to the unified kernels' code (which
 #            makes every unified table entry stale): their GPU tests, `pagedattn tune --kernel
 #            unified` over every bucket from the table's previous profiles (CANDIDATES default 8,
-#            JOBS 6: fewer compile workers holding full-size inputs), then the unified bench — what
+#            JOBS 6: fewer compile workers, from when each held full-size inputs), then the unified bench — what
 #            perf-notes v9 call 5 ran in 221 s.
 #
 # Usage: scripts/gpu-session.sh tune|measure|bench|retune1 OUTDIR [SECONDS]   (time box, default 540)

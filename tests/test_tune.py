@@ -333,6 +333,28 @@ def test_a_candidate_that_kills_a_compile_worker_is_recorded(tmp_path, monkeypat
     assert read_table(tmp_path)["entries"][0]["key"] == result.task.key.bucket()
 
 
+@pytest.mark.parametrize("num_blocks,kept", [(1, 1), (2, 17), (4096, 16), (4097, 17), (48, 16)])
+def test_compile_workers_build_small_caches_that_specialise_alike(num_blocks, kept, monkeypatch):
+    """A compile worker's zero inputs keep every shape but the caches' page count, which shrinks to
+    one Triton specialises the same way (1, a multiple of 16, or neither); strides stay, even a
+    page stride of two caches interleaved in one tensor."""
+    assert tune.compile_blocks(num_blocks) == kept
+    assert (kept == 1) == (num_blocks == 1) and (kept % 16 == 0) == (num_blocks % 16 == 0)
+    page_stride = 2 * 16 * 2 * 64  # K and V interleaved: [blocks, 2, page, heads, D]
+    cache = {"shape": [num_blocks, 16, 2, 64], "stride": [page_stride, 128, 64, 1], "dtype": "bfloat16"}
+    table = {"shape": [3, 40], "stride": [40, 1], "dtype": "int32"}
+    state = tune._WorkerState()
+    monkeypatch.setattr(state, "_use_kernel", lambda kernel: None)
+    state.setup_zeros({"kernel": "unified", "signature_id": "zeros b", "signature": {
+        "k_cache": cache, "v_cache": cache, "block_table": table, "max_seqlen_q": {"value": 4}}})
+    [inputs] = state.inputs
+    for name in ("k_cache", "v_cache"):
+        assert list(inputs[name].shape) == [kept, 16, 2, 64] and list(inputs[name].stride()) == cache["stride"]
+        assert inputs[name].dtype == torch.bfloat16 and not inputs[name].any()
+    assert list(inputs["block_table"].shape) == [3, 40] and not inputs["block_table"].any()
+    assert inputs["max_seqlen_q"] == 4 and state.setup_id == "zeros b"
+
+
 @pytest.mark.parametrize("argv, env, message", [
     (["--kernel", "unified", "--workload", "gqa-decode", "--tiny"], "explode:m16", "PAGEDATTN_TUNE_FAULT"),
     (["--kernel", "unified", "--workload", "sparse-decode", "--tiny"], "", "runs the sparse kernel"),
