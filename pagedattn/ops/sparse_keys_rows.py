@@ -1,34 +1,39 @@
-"""Probe for the next FP8 sparse kernel: the selected keys as the rows of Hopper's warpgroup MMA.
+"""Sparse paged GQA attention for FP8 pages with the selected keys as the rows of Hopper's wgmma.
 
-With 16 query heads per program the library's FP8 sparse kernels run on mma.sync, whose operands on
-sm90 are 16-bit: every K and V byte is converted to fp16 (an e4m3 mma.sync compiles to the same
-conversions, perf-notes v13 item 6). wgmma takes e4m3 operands but needs 64 rows; here the rows are
-64 selected keys and the query heads are its N (8 or 16):
+The same call as ops/sparse.py (its token pre-pass resolves every selection to a physical token id
+or -1 first), for FP8 pages and small groups. With 16 query heads per program the other sparse
+kernels run on mma.sync, whose operands on sm90 are 16-bit, so every K and V byte is converted to
+fp16 (an e4m3 mma.sync compiles to the same conversions, perf-notes v13 item 6). wgmma takes e4m3
+operands but needs 64 rows; here the rows are 64 selected keys and the query heads are its N:
 
 * S^T = K . Q^T on FP8 wgmma, K straight from the cp.async ring (no conversion), Q as the sum of
-  two e4m3 tiles (three for fp16 q) scaled by a power of two per head that puts the head's largest
-  |q| into [2^7, 2^8): the second tile holds the first's rounding error, exactly for bf16 q;
-* the softmax runs down the keys; each warp's largest growth over the running base is exchanged
-  with P^T (ops/sparse_exchange.py's lazy rescaling, here over four warps);
-* O^T = V^T . P^T on fp16 wgmma, V converted in registers (the int16-pair trick of
-  ops/sparse_exchange.py) as the A operand, P^T from shared memory; P.V runs in two halves of the
-  tile's keys so that only half of V's fp16 fragments are live (152 registers at 16 heads instead of
-  193: three programs per SM).
+  two e4m3 tiles (three for fp16 q) times a power of two per head that puts the head's largest
+  |q| into [2^7, 2^8) (`_q_terms`: each term rounded in fp32, never read back from e4m3, perf-notes
+  v14 item 1); 2^-k, the softmax scale and k_scale scale the scores per head;
+* the softmax runs down the keys, with ops/sparse_exchange.py's lazy base: each warp's largest
+  growth over the running base goes to shared memory with P^T, and only a growth past
+  RESCALE_SLACK moves the base, rescales O and l and rewrites P (a second barrier);
+* O^T = V^T . P^T on fp16 wgmma: V converted in registers (ops/sparse_exchange.py's int16-pair
+  conversion) as the A operand, so O^T splits into even and odd head dimensions, and P^T from
+  shared memory; P.V runs in two halves of the tile's keys so that only half of V's fp16 fragments
+  are live at once.
 
-Not part of the library. Measured on the H200 (perf-notes v13 items 6 and 8): at 8,192 rows FP8
-TP4 / TP8 1.209 / 1.224 ms against the exchange kernel's 1.269 / 1.255 (0.69x / 0.70x of BF16), but
-TP2 / TP1 1.410 / 2.750 against 1.284 / 2.498 and 520 rows 0.121 against 0.087. Simplifications:
-FP8 pages only, head size 128 or 256 (D / 2 >= 64 wgmma rows), groups of at most 16, 64-key tiles,
-P.V waited for at the end of each tile (no overlap with the next tile's scores yet).
+Grid: (rows, KV heads, splits); splits > 1 write fp32 partials and their log2-sum-exp for
+ops/common.py's merge. Runs on sm90 only, never under the interpreter; the profile layer routes
+here only what `select.keys_rows_problem` admits (FP8 pages, head size 128 or 256, groups of at
+most 16); the CPU suite builds it offline, the GPU suite checks its results.
 
-    TRITON_INTERPRET=0 python3 scripts/sparse_fp8_wgmma_probe.py compile        # offline sm90 build report
-    python3 scripts/sparse_fp8_wgmma_probe.py run OUT.json                       # GPU: A/B on the bench's FP8 cases
+Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
+  TILE_N = 64   one wgmma's rows: the selected keys of a step.
+  N (heads)     the group rounded up to a power of two, at least wgmma's 8 (`block_m` is 16, the
+                largest group this kernel takes).
+  num_warps = 4 one warpgroup.
+  head size     128 or 256: O^T's even and odd halves (D / 2 rows each) are wgmma's M, >= 64.
+  num_stages    depth of the K/V ring (>= 2). Shared memory = terms x N x D (q, 2 terms for bf16 q,
+                3 for fp16) + 2 x stages x 64 x D (K, V) + stages x 64 x 4 (masks) + 64 x N x 2
+                (P^T) + 16 (growths): at D=256, 16 heads, 2 stages, ~80 KB.
+  num_splits    as in ops/sparse.py: rows x KV heads programs must fill the SMs.
 """
-
-import json
-import os
-import sys
-from pathlib import Path
 
 import torch
 from triton.experimental import gluon
@@ -36,49 +41,56 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma, warpgroup_mma_wait
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from pagedattn.ops.common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace  # noqa: E402
-from pagedattn.ops.sparse import resolve_selections  # noqa: E402
-from pagedattn.ops.sparse_exchange import _fp8_pairs_to_fp16, _issue_tile, _scale, _token_ids  # noqa: E402
+from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
+from .common import LOG2E, RESCALE_SLACK, launch_merge
+from .sparse import prepare_sparse_call
+from .sparse_exchange import _fp8_pairs_to_fp16, _issue_tile, _scale, _token_ids, dense_pages
 
-WARPS = gl.constexpr(4)
-TILE_N = 64  # one wgmma's rows
-STAGES = 2
+WARPS = gl.constexpr(KEYS_ROWS_WARPS)
+TILE_N = gl.constexpr(KEYS_ROWS_TILE)
+
+
+@gluon.jit
+def _e4m3_round(x):
+    """x rounded to nearest even at 3 mantissa bits, in fp32: the e4m3 value of x for 2^-6 <= |x| <=
+    448 (below, e4m3's subnormals round it again when it is converted)."""
+    bits = x.to(gl.int32, bitcast=True)
+    return ((bits + 0x7FFFF + ((bits >> 20) & 1)) & -0x100000).to(gl.float32, bitcast=True)
 
 
 @gluon.jit
 def _q_terms(q_ptr, row, kv_head, stride_q_row, stride_q_head, HN: gl.constexpr, GROUP: gl.constexpr,
              D: gl.constexpr, TERMS: gl.constexpr, Q_LOAD: gl.constexpr, Q_SMEM: gl.constexpr):
     """q of the row's GROUP heads as TERMS e4m3 tiles in shared memory that sum to q x 2^k per head
-    (k puts the head's largest |q| into [2^7, 2^8), e4m3 holds up to 448); returns them and 2^-k."""
+    (k puts the head's largest |q| into [2^7, 2^8)); each term is the rest of the ones before it,
+    rounded in fp32. Exact for bf16 q with two terms (8 significant bits) down to 2^-10 of the
+    head's largest; fp16 q takes three. Returns the tiles (the third is the second's when TERMS is
+    2) and 2^-k per head."""
     offs_h = gl.arange(0, HN, layout=gl.SliceLayout(1, Q_LOAD))
     q = gl.load(q_ptr + row * stride_q_row + (kv_head * GROUP + offs_h)[:, None] * stride_q_head
                 + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :], mask=(offs_h < GROUP)[:, None],
                 other=0.0).to(gl.float32)
-    amax = gl.max(gl.abs(q), axis=1)
-    exponent = (amax.to(gl.int32, bitcast=True) >> 23) & 0xFF  # amax in [2^(e - 127), 2^(e - 126))
-    up = gl.where(amax > 0.0, ((261 - exponent) << 23).to(gl.float32, bitcast=True), 1.0)  # 2^(134 - e)
-    down = gl.where(amax > 0.0, ((exponent - 7) << 23).to(gl.float32, bitcast=True), 1.0)  # 2^(e - 134)
-    rest = q * up[:, None]
-    hi = rest.to(gl.float8e4nv)
-    q_hi = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, hi)
-    rest = rest - hi.to(gl.float32)
-    mid = rest.to(gl.float8e4nv)
-    q_mid = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, mid)
+    bits = gl.maximum((gl.max(gl.abs(q), axis=1).to(gl.int32, bitcast=True) >> 23) & 0xFF, 8)  # biased exponent
+    rest = q * ((261 - bits) << 23).to(gl.float32, bitcast=True)[:, None]  # x 2^(134 - exponent)
+    hi = _e4m3_round(rest)
+    rest = rest - hi
+    mid = _e4m3_round(rest)
+    q_hi = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, hi.to(gl.float8e4nv))
+    q_mid = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, mid.to(gl.float8e4nv))
     q_lo = q_mid
     if TERMS == 3:
-        q_lo = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, (rest - mid.to(gl.float32)).to(gl.float8e4nv))
-    return q_hi, q_mid, q_lo, down
+        q_lo = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, (rest - mid).to(gl.float8e4nv))
+    return q_hi, q_mid, q_lo, ((bits - 7) << 23).to(gl.float32, bitcast=True)
 
 
 @gluon.jit(do_not_specialize=["num_rows"])
-def sparse_keys_as_rows_kernel(
-    q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, tokens_ptr, k_scale_ptr, v_scale_ptr,
+def sparse_keys_rows_kernel(
+    q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,
     k_scale_value, v_scale_value, softmax_scale, num_rows, topk, num_splits,
     stride_q_row, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head, stride_o_row, stride_o_head,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, HN: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
-    TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, TERMS: gl.constexpr,
+    STAGES: gl.constexpr, SPLIT: gl.constexpr, TERMS: gl.constexpr, HAS_COUNTS: gl.constexpr,
     K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, DENSE_PAGES: gl.constexpr,
 ):
     row = gl.program_id(0).to(gl.int64)
@@ -93,11 +105,14 @@ def sparse_keys_as_rows_kernel(
     KEYS: gl.constexpr = gl.SliceLayout(1, S_MMA)
     HEADS: gl.constexpr = gl.SliceLayout(0, S_MMA)
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
-    GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])
+    GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # every warp's value in every thread
 
-    per_split = gl.cdiv(gl.cdiv(topk, num_splits), TILE_N) * TILE_N
+    used = topk
+    if HAS_COUNTS:  # stop after the row's valid slots instead of scanning its padding
+        used = gl.maximum(gl.minimum(gl.load(counts_ptr + row), topk), 0)
+    per_split = gl.cdiv(gl.cdiv(used, num_splits), TILE_N) * TILE_N
     lo = split * per_split
-    hi = gl.minimum(lo + per_split, topk)
+    hi = gl.minimum(lo + per_split, used)
     offs_h = gl.arange(0, HN, layout=HEADS)
     head_ok = offs_h < GROUP
     part_rows = (split * num_rows + row) * NUM_Q_HEADS + kv_head * GROUP + offs_h
@@ -112,12 +127,11 @@ def sparse_keys_as_rows_kernel(
                                                    * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
     k_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D],
                                        gl.NVMMASharedLayout.get_default_for([TILE_N, D], gl.float8e4nv))
-    v_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D],
-                                       gl.SwizzledSharedLayout(16, 1, 8, order=[1, 0]))
+    v_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D], gl.SwizzledSharedLayout(16, 1, 8, order=[1, 0]))
     v_pairs = v_ring._reinterpret(gl.int16, [STAGES, TILE_N, D // 2], gl.SwizzledSharedLayout(8, 1, 8, order=[1, 0]))
     bias_ring = gl.allocate_shared_memory(gl.float32, [STAGES, TILE_N], FLAT)
-    p_smem = gl.allocate_shared_memory(gl.float16, [TILE_N, HN], gl.NVMMASharedLayout.get_default_for([TILE_N, HN],
-                                                                                                      gl.float16))
+    p_smem = gl.allocate_shared_memory(gl.float16, [TILE_N, HN],
+                                       gl.NVMMASharedLayout.get_default_for([TILE_N, HN], gl.float16))
     growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT)
 
     tokens_row = tokens_ptr + row * topk
@@ -179,6 +193,7 @@ def sparse_keys_as_rows_kernel(
         o_even, o_odd = warpgroup_mma_wait(num_outstanding=0, deps=(o_even, o_odd))
     async_copy.wait_group(0)
 
+    # heads that saw no key (an empty row, or a segment of invalid selections) write 0 and lse -inf
     l_sum = gl.sum(l_i, axis=0)
     has_keys = l_sum > 0.0
     o_scale = gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
@@ -200,86 +215,36 @@ def sparse_keys_as_rows_kernel(
                  o.to(out_ptr.dtype.element_ty), mask=(offs_ho < GROUP)[:, None])
 
 
-def _constants(num_q_heads: int, group: int, head: int, page: int, q_bf16: bool, splits: int, dense: bool) -> dict:
-    """The kernel's constexprs: N (HN) = the group rounded up to a power of two, at least wgmma's 8."""
+def keys_rows_constants(num_q_heads: int, group: int, head: int, page: int, q_bf16: bool, splits: int,
+                        dense: bool) -> dict:
+    """The kernel's shape constexprs: N (HN) = the group rounded up to a power of two, at least wgmma's
+    8; two q terms for bf16 q, three for fp16."""
     return dict(NUM_Q_HEADS=num_q_heads, GROUP=group, HN=max(8, 1 << (group - 1).bit_length()), D=head, PAGE=page,
-                TILE_N=TILE_N, STAGES=STAGES, SPLIT=splits > 1, TERMS=2 if q_bf16 else 3, DENSE_PAGES=dense)
+                SPLIT=splits > 1, TERMS=2 if q_bf16 else 3, DENSE_PAGES=dense)
 
 
-def launch(q, k_cache, v_cache, out, indices, block_table, token_to_req, *, softmax_scale, k_scale, v_scale,
-           splits=1):
+def launch_sparse_keys_rows(
+    q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, *,
+    softmax_scale: float, k_scale, v_scale, profile: LaunchProfile,
+) -> None:
+    """Resolve selections to physical tokens, then launch with the given profile; decides nothing."""
     num_rows, num_q_heads, head = q.shape
-    num_blocks, page, num_kv_heads, _ = k_cache.shape
-    tokens = resolve_selections(indices, None, block_table, token_to_req, num_blocks, page)
-    part, lse = split_workspace(splits, num_rows, num_q_heads, head, out)
-    k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
-    v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
-    constants = _constants(num_q_heads, num_q_heads // num_kv_heads, head, page, q.dtype == torch.bfloat16, splits,
-                           all(c.stride(0) == page * c.stride(1) for c in (k_cache, v_cache)))
-    sparse_keys_as_rows_kernel[(num_rows, num_kv_heads, splits)](
-        q, k_cache, v_cache, out, part, lse, tokens, k_scale_t, v_scale_t, k_scale_v, v_scale_v, softmax_scale,
-        num_rows, indices.shape[1], splits, q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1),
-        k_cache.stride(2), v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
-        **constants, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, num_warps=4,
+    page, num_kv_heads = k_cache.shape[1:3]
+    splits = profile.num_splits
+    call = prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale, splits,
+                               head)
+    if call is None:
+        return
+    (k_scale_t, k_scale_v, k_is_t), (v_scale_t, v_scale_v, v_is_t) = call.k_scale, call.v_scale
+    sparse_keys_rows_kernel[(num_rows, num_kv_heads, splits)](
+        q, k_cache, v_cache, out, call.part, call.lse, call.tokens, counts, k_scale_t, v_scale_t,
+        k_scale_v, v_scale_v, softmax_scale, num_rows, indices.shape[1], splits,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
+        **keys_rows_constants(num_q_heads, num_q_heads // num_kv_heads, head, page, q.dtype == torch.bfloat16, splits,
+                              dense_pages(k_cache, v_cache)),
+        STAGES=profile.num_stages, HAS_COUNTS=counts is not None, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        num_warps=KEYS_ROWS_WARPS,
     )
     if splits > 1:
-        launch_merge(part, lse, out)
-
-
-def compile_offline(group: int, head: int = 256) -> dict:
-    """Registers, stack bytes, shared memory, wgmma serialization and SASS counts of the sm90 build
-    (no GPU needed), from `scripts/compile_report.py`'s build and report."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import compile_report
-    from triton.experimental.gluon._runtime import GluonASTSource
-    kernel = sparse_keys_as_rows_kernel
-    ptrs = {"q_ptr": "*bf16", "k_ptr": "*fp8e4nv", "v_ptr": "*fp8e4nv", "out_ptr": "*bf16", "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
-    sig, const = compile_report._signature(kernel, ptrs, {"k_scale_value", "v_scale_value", "softmax_scale"},
-                                           {"k_scale_ptr", "v_scale_ptr"})
-    const.update(_constants(group, group, head, 16, True, 1, True), K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
-    return compile_report._compile(kernel, sig, const, 4, 1, source=GluonASTSource)
-
-
-CASES = ["rows=8192 12q/1kv d256 fp8", "rows=8192 24q/2kv d256 fp8", "rows=8192 6q/1kv d256 fp8",
-         "rows=8192 3q/1kv d256 fp8", "rows=520 12q/1kv d256 fp8"]
-
-
-def run(path: str) -> None:
-    """Graph-timed A/B against the library's call (its table profile) on the bench's FP8 sparse cases."""
-    import pagedattn
-    from pagedattn import reference
-    from pagedattn.bench import _input_sets
-    from pagedattn.timing import time_calls
-    from pagedattn.workloads import get_workload
-    rows = []
-    for label in CASES:
-        case = next(c for c in get_workload("sparse-prefill").cases if c.label == label)
-        sets = _input_sets(case, "cuda")
-        expected = reference.sparse_attention(**sets[0].kwargs)
-        outs = [torch.full_like(s.kwargs["q"], float("nan")) for s in sets]
-        library = [lambda s=s, o=o: pagedattn.sparse_attention(**s.kwargs, out=o) for s, o in zip(sets, outs)]
-
-        def probe(s, o):
-            k = s.kwargs
-            launch(k["q"], k["k_cache"], k["v_cache"], o, k["indices"], k["block_table"], k["token_to_req"],
-                   softmax_scale=k.get("softmax_scale") or k["q"].shape[-1] ** -0.5, k_scale=k["k_scale"],
-                   v_scale=k["v_scale"])
-        row = {"case": label, "library_ms": time_calls(library)}
-        probe(sets[0], outs[0])
-        row["rel_l2"] = reference.rel_l2(outs[0], expected)
-        row["probe_ms"] = time_calls([lambda s=s, o=o: probe(s, o) for s, o in zip(sets, outs)])
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    with open(path, "w") as f:
-        json.dump(rows, f, indent=1)
-
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["compile"]:
-        for group in (12, 3):
-            print(json.dumps({"group": group} | compile_offline(group)), flush=True)
-    elif sys.argv[1:2] == ["run"] and len(sys.argv) == 3:
-        run(sys.argv[2])
-    else:
-        sys.exit(__doc__)
+        launch_merge(call.part, call.lse, out)
