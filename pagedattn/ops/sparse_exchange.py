@@ -156,6 +156,24 @@ def _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token, t, stride_k_bl
     bias_ring.index(t % STAGES).store(gl.where(usable, 0.0, float("-inf")))
 
 
+@gluon.jit
+def _start_ring(tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
+                lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D: gl.constexpr,
+                PAGE: gl.constexpr, STAGES: gl.constexpr, TILE_N: gl.constexpr, DENSE_PAGES: gl.constexpr,
+                COPY: gl.constexpr):
+    """The ring's prologue, shared by the sparse Gluon kernels: copies of the first STAGES - 1 tiles
+    of the slot range [lo, hi) into the ring. Returns the row's token ids, the program's K and V bases
+    (its KV head) and the next tile's token ids, read a step ahead."""
+    tokens_row = tokens_ptr + row * topk
+    k_base = k_ptr + kv_head * stride_k_head
+    v_base = v_ptr + kv_head * stride_v_head
+    for ahead in gl.static_range(STAGES - 1):
+        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
+                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES,
+                    COPY)
+    return tokens_row, k_base, v_base, _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
+
+
 @gluon.jit(do_not_specialize=["num_rows"])
 def sparse_exchange_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,
@@ -226,14 +244,9 @@ def sparse_exchange_kernel(
     maxima_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, WARPS], FLAT)
     growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT_1D)
 
-    tokens_row = tokens_ptr + row * topk
-    k_base = k_ptr + kv_head * stride_k_head
-    v_base = v_ptr + kv_head * stride_v_head
-    for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
-                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES,
-                    COPY)
-    token_next = _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
+    tokens_row, k_base, v_base, token_next = _start_ring(
+        tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring, lo, hi,
+        stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY)
     if KV_FP8:  # O in two halves: the even and the odd head dimensions
         o_even = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
         o_odd = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)

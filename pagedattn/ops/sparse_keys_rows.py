@@ -44,7 +44,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
 from .sparse import prepare_sparse_call
-from .sparse_exchange import _fp8_pairs_to_fp16, _issue_tile, _scale, _token_ids, dense_pages
+from .sparse_exchange import _fp8_pairs_to_fp16, _issue_tile, _scale, _start_ring, _token_ids, dense_pages
 
 WARPS = gl.constexpr(KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(KEYS_ROWS_TILE)
@@ -134,14 +134,9 @@ def sparse_keys_rows_kernel(
                                        gl.NVMMASharedLayout.get_default_for([TILE_N, HN], gl.float16))
     growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT)
 
-    tokens_row = tokens_ptr + row * topk
-    k_base = k_ptr + kv_head * stride_k_head
-    v_base = v_ptr + kv_head * stride_v_head
-    for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
-                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES,
-                    COPY)
-    token_next = _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
+    tokens_row, k_base, v_base, token_next = _start_ring(
+        tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring, lo, hi,
+        stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY)
     o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     o_odd = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     m_i = gl.full([HN], -1.0e30, gl.float32, HEADS)
