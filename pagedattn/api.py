@@ -20,6 +20,7 @@ from .interpreter import interpreter_active
 from .ops.common import scale_args
 from .ops.sparse import launch_sparse_attention
 from .ops.sparse_exchange import launch_sparse_exchange
+from .ops.sparse_keys_rows import launch_sparse_keys_rows
 from .ops.unified import launch_unified_attention
 from .ops.verify_wgmma import launch_verify_wgmma
 from .profiles.select import Selection, select_profile
@@ -211,7 +212,8 @@ def _sparse_op(
     k_scale: float, v_scale: float, softmax_scale: float, profile: list[int],
 ) -> None:
     chosen = LaunchProfile.from_ints(profile)
-    launch = launch_sparse_exchange if chosen.shared_exchange else launch_sparse_attention
+    launch = launch_sparse_keys_rows if chosen.keys_as_rows else \
+        launch_sparse_exchange if chosen.shared_exchange else launch_sparse_attention
     launch(
         q, k_cache, v_cache, out, indices, block_table, token_to_req, counts,
         softmax_scale=softmax_scale,

@@ -9,14 +9,15 @@ default profile's output, times it (`timing.time_calls` medians), keeps the fast
 profile per bucket and writes the device table and a Markdown report.
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
-addresses_ahead x warpgroup_mma x shared_exchange) has ~5,400 points per bucket, hours of GPU time
+addresses_ahead x warpgroup_mma x shared_exchange x keys_as_rows) has ~5,400 points per bucket, hours of GPU time
 for the ~75 buckets of both kernels. The fields act nearly independently (splits set the
 parallelism; tile, warps and stages the pipeline of one program), so the tuner does a coordinate
 search: from the default it sweeps one field at a time, in the order num_splits, warpgroup_mma,
-shared_exchange, addresses_ahead, tile_n, block_m, num_warps, num_stages, kv_major (largest effects
-first; a move to one of the Gluon kernels takes its fixed block and warps along, `as_warpgroup_mma`,
-`as_shared_exchange`), moves only to a value faster than the current best by more than `--min-gain`
-(noise must not move the search), and repeats whole passes until one moves nothing,
+shared_exchange, keys_as_rows, addresses_ahead, tile_n, block_m, num_warps, num_stages, kv_major
+(largest effects first; a move to one of the Gluon kernels takes its fixed block and warps along,
+`as_warpgroup_mma`, `as_shared_exchange`, `as_keys_as_rows`), moves only to a value faster than the
+current best by more than `--min-gain` (noise must not move the search), and repeats whole passes
+until one moves nothing,
 since fields interact (on the H200 a move from 8 to 4 warps made more KV splits pay; a single pass
 had already fixed the splits). Fields tied to one resource also move in pairs (`sweep_candidates`):
 each tile size is also tried with the stage count that keeps the K/V bytes in flight
@@ -101,13 +102,13 @@ from .device import KNOWN_DEVICES, DeviceInfo
 from .profiles import rules, tables
 from .profiles import select as dispatch
 from .profiles.types import (
-    EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KERNELS, MAX_STAGES, WGMMA_BLOCK_M, WGMMA_MIN_STAGES,
-    WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+    EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KERNELS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
+    MAX_STAGES, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
 )
 
 REL_L2_BOUND = 1e-2
-SEARCH_ORDER = ("num_splits", "warpgroup_mma", "shared_exchange", "addresses_ahead", "tile_n", "block_m", "num_warps",
-                "num_stages", "kv_major")
+SEARCH_ORDER = ("num_splits", "warpgroup_mma", "shared_exchange", "keys_as_rows", "addresses_ahead", "tile_n",
+                "block_m", "num_warps", "num_stages", "kv_major")
 STARTUP_SECONDS = 180.0  # a fresh worker's imports and device initialisation
 SETUP_TIMEOUT_FACTOR = 10  # building inputs and the float64 reference, in units of --timeout
 FAULT_ENV = "PAGEDATTN_TUNE_FAULT"
@@ -132,6 +133,7 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
         "addresses_ahead": (False, True),
         "warpgroup_mma": (False, True) if key.kernel == "unified" else (False,),
         "shared_exchange": (False, True) if key.kernel == "sparse" else (False,),
+        "keys_as_rows": (False, True) if key.kernel == "sparse" and key.kv_dtype == "fp8" else (False,),
     }
 
 
@@ -158,8 +160,8 @@ def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile
     tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more.
     Buffers per stage count as `select.kv_buffers` has them: num_stages - 1 (at most 3), or one per
     stage with the addresses read ahead and in the Gluon kernels' rings (warpgroup-MMA: at least 3,
-    shared-exchange: at least 2)."""
-    ring = start.addresses_ahead or start.warpgroup_mma or start.shared_exchange
+    shared-exchange: at least 2; keys-as-rows has one tile size and is not moved here)."""
+    ring = start.addresses_ahead or start.warpgroup_mma or start.shared_exchange or start.keys_as_rows
     buffers = max(round(dispatch.kv_buffers(start.num_stages, ring) * start.tile_n / cand.tile_n), 1)
     if cand.warpgroup_mma or cand.shared_exchange:
         least = WGMMA_MIN_STAGES if cand.warpgroup_mma else EXCHANGE_MIN_STAGES
@@ -181,10 +183,19 @@ def as_shared_exchange(profile: LaunchProfile) -> LaunchProfile:
     least 2) and splits, the kernel's fixed block and warps, no Triton-only flags."""
     return dataclasses.replace(profile, block_m=EXCHANGE_BLOCK_M, num_warps=EXCHANGE_WARPS, kv_major=False,
                                addresses_ahead=False, num_stages=max(profile.num_stages, EXCHANGE_MIN_STAGES),
-                               tile_n=min(profile.tile_n, 32), shared_exchange=True)
+                               tile_n=min(profile.tile_n, 32), shared_exchange=True, keys_as_rows=False)
 
 
-GLUON_MOVES = {"warpgroup_mma": as_warpgroup_mma, "shared_exchange": as_shared_exchange}  # flag -> its move
+def as_keys_as_rows(profile: LaunchProfile) -> LaunchProfile:
+    """`profile` moved to the sparse keys-as-rows kernel: its ring depth (at least 2) and splits, the
+    kernel's fixed block, 64-key tile and warps, no other kernel's flags."""
+    return dataclasses.replace(profile, block_m=KEYS_ROWS_BLOCK_M, tile_n=KEYS_ROWS_TILE, num_warps=KEYS_ROWS_WARPS,
+                               kv_major=False, addresses_ahead=False, shared_exchange=False,
+                               num_stages=max(profile.num_stages, EXCHANGE_MIN_STAGES), keys_as_rows=True)
+
+
+GLUON_MOVES = {"warpgroup_mma": as_warpgroup_mma, "shared_exchange": as_shared_exchange,
+               "keys_as_rows": as_keys_as_rows}  # flag -> its move
 
 
 def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: DeviceInfo) -> list[LaunchProfile]:

@@ -30,6 +30,7 @@ from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
 from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
 from pagedattn.ops.sparse_exchange import sparse_exchange_kernel  # noqa: E402
+from pagedattn.ops.sparse_keys_rows import keys_rows_constants, sparse_keys_rows_kernel  # noqa: E402
 from pagedattn.ops.unified import unified_attention_kernel  # noqa: E402
 from pagedattn.ops.verify_wgmma import verify_wgmma_kernel  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
@@ -106,6 +107,17 @@ def compile_sparse_exchange(q: str, kv: str, group: int, head: int, page: int, p
     return _compile(sparse_exchange_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
+def compile_sparse_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
+                             dense_pages: bool = True):
+    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES["fp8"], "v_ptr": TYPES["fp8"], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+            "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
+    floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
+    sig, const = _signature(sparse_keys_rows_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
+    const.update(keys_rows_constants(group, group, head, page, q == "bf16", 2 if split else 1, dense_pages),
+                 STAGES=profile.num_stages, HAS_COUNTS=False, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+    return _compile(sparse_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
+
+
 def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource) -> dict:
     """Build for sm90 and report; `source` is the front end (`ASTSource`, or Gluon's for a Gluon
     kernel). Strides and pointers are declared 16-divisible, as Triton specialises them at launch."""
@@ -179,6 +191,9 @@ def main() -> None:
         for tile, stages in ((32, 2), (16, 2), (16, 3)):
             prof = LaunchProfile(16, tile, 1, 2, stages, shared_exchange=True)
             rows.append((f"sparse TP2 12:1 D256 {kv}", prof, compile_sparse_exchange("bf16", kv, 12, 256, 16, prof, False)))
+    for group in (3, 6, 12):
+        prof = LaunchProfile(16, 64, 1, 4, 2, keys_as_rows=True)
+        rows.append((f"sparse {group}:1 D256 fp8", prof, compile_sparse_keys_rows("bf16", group, 256, 16, prof, False)))
     keys = ["regs", "stack", "smem", "serial", "waits", *SASS_OPS]
     print(f"{'case':32s} {'profile':40s} " + " ".join(f"{k:>6s}" for k in keys))
     for name, prof, info in rows:

@@ -15,7 +15,7 @@ from pagedattn import reference
 from pagedattn.interpreter import interpreter_active, patch_interpreter_dot
 from pagedattn.ops.common import RESCALE_SLACK
 from pagedattn.profiles import select, tables
-from pagedattn.workloads import make_paged_cache
+from pagedattn.workloads import SparseShape, make_paged_cache
 
 if interpreter_active():
     patch_interpreter_dot()
@@ -187,3 +187,59 @@ def check_unified_graph_replay(kv_dtype: str, seed: int, profile=None) -> None:
         graph.replay()
         torch.cuda.synchronize()
         assert_close_to_reference(out, reference.unified_attention(q, cache.k_cache, cache.v_cache, **inputs))
+
+
+def check_sparse(kwargs: dict, profile, **extra) -> torch.Tensor:
+    """One sparse call with `profile` into a NaN-filled output, against the float64 reference."""
+    out = pagedattn.sparse_attention(**kwargs, **extra, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.sparse_attention(**kwargs, **extra))
+    return out
+
+
+def check_sparse_masking(profile, kv_dtype: str, seed: int) -> None:
+    """-1 in the middle and at the end, a page past the table, a negative and an out-of-range physical
+    page, an all-invalid row (-> zeros, never NaN), a duplicated index (counts twice), a row of no
+    known request, and per-row counts."""
+    kwargs = SparseShape(2, 300, 4, 12, 1, 256, topk=120, local_window=16, kv_dtype=kv_dtype,
+                         interleave=True).build("cuda", seed=seed).kwargs
+    idx, table = kwargs["indices"].clone(), kwargs["block_table"].clone()
+    num_blocks = kwargs["k_cache"].shape[0]
+    idx[0, 3], idx[0, 90:] = -1, -1
+    idx[1, 5] = 16 * table.shape[1] + 2
+    idx[2, :] = -1
+    idx[3, 7] = idx[3, 8]
+    table[0, 0], table[1, 1] = -1, num_blocks + 5
+    req = kwargs["token_to_req"].clone()
+    req[5] = 9
+    kwargs |= {"indices": idx, "block_table": table, "token_to_req": req}
+    out = check_sparse(kwargs, profile)
+    assert torch.count_nonzero(out[2]) == 0 and torch.count_nonzero(out[5]) == 0
+    counts = torch.tensor([120, 7, 0, 33, 120, 1, 64, 119], dtype=torch.int32, device="cuda")
+    out = check_sparse(kwargs, profile, counts=counts)
+    assert torch.count_nonzero(out[2]) == 0
+
+
+def check_sparse_scales_as_tensors(profile, seed: int) -> None:
+    """FP8 pages: device-tensor scales (read by the kernel) give what the same floats give; both far from 1."""
+    kwargs = SparseShape(2, 500, 4, 12, 1, 256, topk=200, local_window=32, kv_dtype="fp8").build(
+        "cuda", seed=seed).kwargs
+    kwargs |= {"k_scale": kwargs["k_scale"] * 7.0, "v_scale": kwargs["v_scale"] / 5.0}
+    as_floats = check_sparse(kwargs, profile)
+    tensors = {name: torch.tensor([kwargs[name]], dtype=torch.float32, device="cuda") for name in ("k_scale", "v_scale")}
+    as_tensors = pagedattn.sparse_attention(**(kwargs | tensors), out=nan_like(kwargs["q"]), profile=profile)
+    torch.testing.assert_close(as_tensors, as_floats, rtol=0, atol=0)
+
+
+def check_sparse_interleaved_cache(profile, kv_dtype: str, seed: int) -> None:
+    """K and V as the two halves of one [blocks, 2, page, heads, D] tensor (vLLM's cache layout): a
+    page stride of 2 x page x heads x D in both caches, so the kernel takes its addressing through
+    page and slot instead of the dense pages' token id x slot stride."""
+    kwargs = SparseShape(2, 400, 3, 12, 2, 128, topk=150, local_window=16, kv_dtype=kv_dtype).build(
+        "cuda", seed=seed).kwargs
+    k, v = kwargs["k_cache"], kwargs["v_cache"]
+    both = torch.empty((k.shape[0], 2, *k.shape[1:]), dtype=k.dtype, device="cuda")
+    both[:, 0].copy_(k)
+    both[:, 1].copy_(v)
+    kwargs["k_cache"], kwargs["v_cache"] = both[:, 0], both[:, 1]
+    assert kwargs["k_cache"].stride(0) == 2 * k.shape[1] * kwargs["k_cache"].stride(1)
+    check_sparse(kwargs, profile)

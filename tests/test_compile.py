@@ -63,19 +63,6 @@ def test_gluon_verify_probe_compiles_for_sm90_without_spills():
     assert n16["smem"] == 3 * 2 * 16 * 256 * 2  # STAGES x (K, V) x 16 keys x D x bf16
 
 
-def test_sparse_fp8_wgmma_probe_compiles_for_sm90_without_spills():
-    """The FP8 keys-as-rows probe (scripts/sparse_fp8_wgmma_probe.py, perf-notes v13 items 6 and 8)
-    keeps building: scores on FP8 wgmma (QGMMA: K is never converted), P.V on fp16 wgmma, no mma.sync,
-    no wgmma serialized, no stack; with P.V in two halves at most 168 registers at 16 heads and 76.8
-    KB of shared memory, so three programs of one warpgroup fit an sm90 SM (228 KB), which is what
-    made it faster than the exchange kernel at 3-6 heads."""
-    builds = {b["group"]: b for b in _child_json_lines("scripts/sparse_fp8_wgmma_probe.py", "compile")}
-    for build in builds.values():
-        assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
-        assert build["serial"] is False and build["stack"] == 0
-    assert builds[12]["regs"] <= 168 and builds[12]["smem"] <= 228 * 1024 // 3 - 1024
-
-
 _WGMMA_PROGRAM = """
 import json, sys
 sys.path.insert(0, "scripts")
@@ -136,3 +123,36 @@ def test_sparse_exchange_kernel_builds_without_spills_and_as_the_estimate_says()
         assert build["HMMA"] > 0 and build["HGMMA"] == 0 and build["stack"] == 0
         assert build["regs"] <= 255
         assert build["smem"] == build["estimate"]
+
+
+_KEYS_ROWS_PROGRAM = """
+import json, sys
+sys.path.insert(0, "scripts")
+import compile_report as cr
+from pagedattn.profiles.select import smem_bytes
+from pagedattn.profiles.types import LaunchProfile, ShapeKey
+rows = []
+for q, group, head, stages, split, dense in (("bf16", 3, 256, 2, False, True), ("bf16", 12, 256, 2, True, False),
+                                             ("fp16", 6, 128, 3, True, True), ("fp16", 16, 256, 2, False, True)):
+    profile = LaunchProfile(16, 64, 2 if split else 1, 4, stages, keys_as_rows=True)
+    key = ShapeKey("sparse", "fp8", head, group, "decode", 8192, 1, 8192, 1, 2051)
+    build = cr.compile_sparse_keys_rows(q, group, head, 16, profile, split, dense)
+    rows.append(build | {"estimate": smem_bytes(profile, key), "group": group, "heads": max(8, 1 << (group - 1).bit_length()),
+                         "head": head, "terms": 2 if q == "bf16" else 3})
+print(json.dumps(rows))
+"""
+
+
+def test_sparse_keys_rows_kernel_builds_without_spills_within_the_estimate():
+    """ops/sparse_keys_rows.py for sm90 (bf16 and fp16 q, head sizes 128 and 256, groups 3-16,
+    splits or not, dense pages or not): scores on FP8 wgmma (QGMMA: K is never converted), P.V on
+    fp16 wgmma, no mma.sync, none serialized, no stack; at most 168 registers with bf16 q (152-154 at
+    16 heads: three programs of one warpgroup fit an SM, perf-notes v13 item 8) and shared memory at most
+    `select.smem_bytes`, which counts a third q term and 1 KB of alignment beyond the build."""
+    for build in _compile_report(_KEYS_ROWS_PROGRAM):
+        assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
+        assert build["serial"] is False and build["stack"] == 0
+        third_term = (3 - build["terms"]) * build["heads"] * build["head"]
+        assert build["smem"] <= build["estimate"] <= build["smem"] + third_term + 1024
+        if build["terms"] == 2:
+            assert build["regs"] <= 168

@@ -59,12 +59,15 @@ def amd_stages(profile: LaunchProfile, device: DeviceInfo, key: ShapeKey) -> Lau
 # ----------------------------------------------------------------------------- seed rule walk
 
 
-def sparse_prefill_fields(arch: str, kv_dtype: str, group: int, programs: int) -> dict:
+def sparse_prefill_fields(arch: str, kv_dtype: str, group: int, programs: int, head_size: int) -> dict:
     """For > 512 programs: the vLLM #62590 combined rule as DESIGN.md tabulates it, and on sm90 the
     H200 table's fields (docs/profiles-h200.md): groups of at most 16 heads on the shared-exchange
-    kernel (16-bit pages with 16-key tiles up to 2,048 programs, FP8 with 32-key tiles), larger
-    groups on Triton."""
+    kernel (16-bit pages with 16-key tiles up to 2,048 programs, FP8 with 32-key tiles), except FP8
+    groups of at most 8 at head size 128/256 above 2,048 programs, which take the keys-as-rows
+    kernel; larger groups on Triton."""
     if arch == "sm90":
+        if kv_dtype == "fp8" and group <= 8 and programs > 2048 and head_size in (128, 256):
+            return {"block_m": 16, "tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True}
         if group <= 16:
             return {"block_m": 16, "tile_n": 16 if kv_dtype == "bf16" and programs <= 2048 else 32, "num_warps": 2,
                     "num_stages": 2, "shared_exchange": True}
@@ -89,7 +92,7 @@ def test_sparse_seed_walk_follows_the_documented_rule(device, group, kv_dtype, p
     chosen = select_profile(key, device)
     default = default_profile(key, device)
     if programs > 512:
-        fields = sparse_prefill_fields(device.arch, kv_dtype, group, programs)
+        fields = sparse_prefill_fields(device.arch, kv_dtype, group, programs, head_size)
         expected = with_splits(dataclasses.replace(amd_stages(default, device, key), **fields), key, device)
     else:
         expected = amd_stages(default, device, key)
@@ -441,17 +444,19 @@ def test_launch_profile_limits_and_round_trip():
     assert LaunchProfile(block_m=16, tile_n=16).block_q(24) == 1
 
 
-@pytest.mark.parametrize("flags", [(False, False, False, False), (True, False, False, False), (False, True, False, False),
-                                   (True, True, False, False), (False, False, True, False), (False, False, False, True)])
+@pytest.mark.parametrize("flags", [(False, False, False, False, False), (True, False, False, False, False),
+                                   (False, True, False, False, False), (True, True, False, False, False),
+                                   (False, False, True, False, False), (False, False, False, True, False),
+                                   (False, False, False, False, True)])
 def test_launch_profile_int_list_round_trip(flags):
     """The custom ops carry a profile as a list of ints: every field, the flags back as bools (a
     flag that came back as 1 would compile the kernels a second time under another constexpr)."""
     p = LaunchProfile(64, 32, 12, 4, 4, *flags)
     back = LaunchProfile.from_ints(p.to_ints())
-    flag_names = ("kv_major", "addresses_ahead", "warpgroup_mma", "shared_exchange")
-    assert back == p and [type(getattr(back, k)) for k in flag_names] == [bool, bool, bool, bool]
+    flag_names = ("kv_major", "addresses_ahead", "warpgroup_mma", "shared_exchange", "keys_as_rows")
+    assert back == p and [type(getattr(back, k)) for k in flag_names] == [bool] * 5
     assert len(p.to_ints()) == len(p.to_dict())
-    with pytest.raises(ValueError, match="9 fields"):
+    with pytest.raises(ValueError, match="10 fields"):
         LaunchProfile.from_ints(p.to_ints()[:-1])
 
 

@@ -19,8 +19,8 @@ from pagedattn.profiles.types import ShapeKey
 from pagedattn.tune import as_shared_exchange, pipeline_matched, sweep_candidates
 from pagedattn.workloads import SparseShape
 from conftest import (
-    assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_sparse_graph_replay, nan_like,
-    plant_rising_sparse_scores,
+    check_refused_off_hopper, check_shape_refusal, check_sparse, check_sparse_graph_replay, check_sparse_interleaved_cache,
+    check_sparse_masking, check_sparse_scales_as_tensors, nan_like, plant_rising_sparse_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -95,12 +95,6 @@ _PROFILES = [EXCHANGE, dataclasses.replace(EXCHANGE, tile_n=16, num_stages=3, nu
              dataclasses.replace(EXCHANGE, tile_n=64, num_splits=2), dataclasses.replace(EXCHANGE, num_stages=4)]
 
 
-def _check(kwargs: dict, profile: LaunchProfile, **extra) -> torch.Tensor:
-    out = pagedattn.sparse_attention(**kwargs, **extra, out=nan_like(kwargs["q"]), profile=profile)
-    assert_close_to_reference(out, reference.sparse_attention(**kwargs, **extra))
-    return out
-
-
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("profile", _PROFILES, ids=lambda p: p.short())
@@ -113,7 +107,7 @@ def test_exchange_matches_the_float64_reference(profile, q_dtype, kv_dtype, head
         pytest.skip("64-key tiles at D=256 take 141 KB of shared memory; covered at smaller heads")
     shape = SparseShape(2, 700, 5, heads[0], heads[1], head_size, topk=300, local_window=64, block_size=page,
                         q_dtype=q_dtype, kv_dtype=kv_dtype, interleave=True)
-    _check(shape.build("cuda", seed=next(_seed)).kwargs, profile)
+    check_sparse(shape.build("cuda", seed=next(_seed)).kwargs, profile)
 
 
 @pytest.mark.gpu
@@ -121,27 +115,7 @@ def test_exchange_matches_the_float64_reference(profile, q_dtype, kv_dtype, head
 @pytest.mark.parametrize("splits", [1, 4])
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_exchange_masks_padding_invalid_pages_empty_rows_and_counts_duplicates(splits, kv_dtype):
-    """-1 in the middle and at the end, a page past the table, a negative and an out-of-range physical
-    page, an all-invalid row (-> zeros, never NaN), a duplicated index (counts twice), a row of no
-    known request, and per-row counts."""
-    kwargs = SparseShape(2, 300, 4, 12, 1, 256, topk=120, local_window=16, kv_dtype=kv_dtype,
-                         interleave=True).build("cuda", seed=next(_seed)).kwargs
-    idx, table = kwargs["indices"].clone(), kwargs["block_table"].clone()
-    num_blocks = kwargs["k_cache"].shape[0]
-    idx[0, 3], idx[0, 90:] = -1, -1
-    idx[1, 5] = 16 * table.shape[1] + 2
-    idx[2, :] = -1
-    idx[3, 7] = idx[3, 8]
-    table[0, 0], table[1, 1] = -1, num_blocks + 5
-    req = kwargs["token_to_req"].clone()
-    req[5] = 9
-    kwargs |= {"indices": idx, "block_table": table, "token_to_req": req}
-    profile = dataclasses.replace(EXCHANGE, num_splits=splits)
-    out = _check(kwargs, profile)
-    assert torch.count_nonzero(out[2]) == 0 and torch.count_nonzero(out[5]) == 0
-    counts = torch.tensor([120, 7, 0, 33, 120, 1, 64, 119], dtype=torch.int32, device="cuda")
-    out = _check(kwargs, profile, counts=counts)
-    assert torch.count_nonzero(out[2]) == 0
+    check_sparse_masking(dataclasses.replace(EXCHANGE, num_splits=splits), kv_dtype, next(_seed))
 
 
 @pytest.mark.gpu
@@ -152,22 +126,14 @@ def test_exchange_rescales_only_past_the_slack(profile):
     the slack keep the stale base (p > 1 exchanged as is), the jump takes the second exchange."""
     kwargs = SparseShape(1, 300, 2, 4, 1, 128, topk=256, local_window=64).build("cuda", seed=next(_seed)).kwargs
     plant_rising_sparse_scores(kwargs, profile.tile_n)
-    _check(kwargs, profile)
+    check_sparse(kwargs, profile)
 
 
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("splits", [1, 3])
 def test_exchange_fp8_scales_given_as_tensors_match_floats(splits):
-    """Device-tensor scales (read by the kernel) give what the same floats give; both far from 1."""
-    kwargs = SparseShape(2, 500, 4, 12, 1, 256, topk=200, local_window=32, kv_dtype="fp8").build(
-        "cuda", seed=next(_seed)).kwargs
-    kwargs |= {"k_scale": kwargs["k_scale"] * 7.0, "v_scale": kwargs["v_scale"] / 5.0}
-    profile = dataclasses.replace(EXCHANGE, num_splits=splits)
-    as_floats = _check(kwargs, profile)
-    tensors = {name: torch.tensor([kwargs[name]], dtype=torch.float32, device="cuda") for name in ("k_scale", "v_scale")}
-    as_tensors = pagedattn.sparse_attention(**(kwargs | tensors), out=nan_like(kwargs["q"]), profile=profile)
-    torch.testing.assert_close(as_tensors, as_floats, rtol=0, atol=0)
+    check_sparse_scales_as_tensors(dataclasses.replace(EXCHANGE, num_splits=splits), next(_seed))
 
 
 @pytest.mark.gpu
@@ -198,25 +164,14 @@ def test_exchange_reads_v_with_its_own_strides():
     kwargs = SparseShape(2, 400, 3, 12, 2, 128, topk=150, local_window=16).build("cuda", seed=next(_seed)).kwargs
     kwargs["v_cache"] = kwargs["v_cache"].permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
     assert kwargs["v_cache"].stride() != kwargs["k_cache"].stride()
-    _check(kwargs, dataclasses.replace(EXCHANGE, num_splits=2))
+    check_sparse(kwargs, dataclasses.replace(EXCHANGE, num_splits=2))
 
 
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_exchange_reads_k_and_v_interleaved_in_one_cache(kv_dtype):
-    """K and V as the two halves of one [blocks, 2, page, heads, D] tensor (vLLM's cache layout): a
-    page stride of 2 x page x heads x D in both caches, so the kernel takes its addressing through
-    page and slot instead of the dense pages' token id x slot stride."""
-    kwargs = SparseShape(2, 400, 3, 12, 2, 128, topk=150, local_window=16, kv_dtype=kv_dtype).build(
-        "cuda", seed=next(_seed)).kwargs
-    k, v = kwargs["k_cache"], kwargs["v_cache"]
-    both = torch.empty((k.shape[0], 2, *k.shape[1:]), dtype=k.dtype, device="cuda")
-    both[:, 0].copy_(k)
-    both[:, 1].copy_(v)
-    kwargs["k_cache"], kwargs["v_cache"] = both[:, 0], both[:, 1]
-    assert kwargs["k_cache"].stride(0) == 2 * k.shape[1] * kwargs["k_cache"].stride(1)
-    _check(kwargs, dataclasses.replace(EXCHANGE, num_splits=2))
+    check_sparse_interleaved_cache(dataclasses.replace(EXCHANGE, num_splits=2), kv_dtype, next(_seed))
 
 
 @pytest.mark.gpu
@@ -225,7 +180,7 @@ def test_exchange_reads_k_and_v_interleaved_in_one_cache(kv_dtype):
 def test_exchange_at_real_size(kv_dtype):
     """Top-k 2,051 at D=256 over two 16,384-token requests, TP1 heads, 2,048 rows."""
     kwargs = SparseShape(2, 16384, 1024, 24, 2, 256, kv_dtype=kv_dtype).build("cuda", seed=next(_seed)).kwargs
-    _check(kwargs, EXCHANGE)
+    check_sparse(kwargs, EXCHANGE)
 
 
 @pytest.mark.gpu

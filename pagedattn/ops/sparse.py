@@ -31,6 +31,8 @@ Counts that change with every batch (rows, requests, the block table's width) ar
 by Triton, so a new batch size never compiles a new kernel.
 """
 
+from typing import NamedTuple
+
 import torch
 import triton
 import triton.language as tl
@@ -152,7 +154,7 @@ _RESOLVE_BLOCK = 1024  # selections resolved per program of the token pre-pass
 
 def resolve_selections(indices, counts, block_table, token_to_req, num_blocks: int, page: int) -> torch.Tensor:
     """[rows, topk] int32 physical token ids of the selections (-1: unused or invalid), the token
-    pre-pass both sparse kernels read (this module's and ops/sparse_exchange.py's)."""
+    pre-pass every sparse kernel reads (this module's, ops/sparse_exchange.py's, ops/sparse_keys_rows.py's)."""
     num_rows, topk = indices.shape
     tokens = torch.empty(num_rows, topk, dtype=torch.int32, device=indices.device)
     selected_tokens_kernel[(num_rows, triton.cdiv(topk, _RESOLVE_BLOCK))](
@@ -163,28 +165,49 @@ def resolve_selections(indices, counts, block_table, token_to_req, num_blocks: i
     return tokens
 
 
+class SparseCall(NamedTuple):
+    """What every sparse launcher computes before its kernel: the resolved token ids, the split
+    workspace (empty when splits == 1) and the scales as kernel arguments (`scale_args`)."""
+    tokens: torch.Tensor
+    part: torch.Tensor
+    lse: torch.Tensor
+    k_scale: tuple
+    v_scale: tuple
+
+
+def prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale,
+                        splits: int, head_pad: int) -> SparseCall | None:
+    """The sparse launchers' shared preamble: None for an empty call (no rows or no selections;
+    `out` is zeroed), else the token pre-pass, workspace and scale arguments."""
+    num_rows, num_q_heads, _ = q.shape
+    num_blocks, page = k_cache.shape[:2]
+    if num_rows == 0 or indices.shape[1] == 0:
+        out.zero_()
+        return None
+    tokens = resolve_selections(indices, counts, block_table, token_to_req, num_blocks, page)
+    part, lse = split_workspace(splits, num_rows, num_q_heads, head_pad, out)
+    return SparseCall(tokens, part, lse, scale_args(k_scale), scale_args(v_scale))
+
+
 def launch_sparse_attention(
     q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, *,
     softmax_scale: float, k_scale, v_scale, profile: LaunchProfile,
 ) -> None:
     """Resolve selections to physical tokens, then launch attention with the given profile; decides nothing."""
     num_rows, num_q_heads, head = q.shape
-    num_blocks, page, num_kv_heads, _ = k_cache.shape
-    topk = indices.shape[1]
+    page, num_kv_heads = k_cache.shape[1:3]
     head_pad = triton.next_power_of_2(head)
     splits = profile.num_splits
-    if num_rows == 0 or topk == 0:
-        out.zero_()
+    call = prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale, splits,
+                               head_pad)
+    if call is None:
         return
-    tokens = resolve_selections(indices, counts, block_table, token_to_req, num_blocks, page)
-    part, lse = split_workspace(splits, num_rows, num_q_heads, head_pad, out)
-    k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
-    v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
+    (k_scale_t, k_scale_v, k_is_t), (v_scale_t, v_scale_v, v_is_t) = call.k_scale, call.v_scale
     sparse_attention_kernel[(num_rows, num_kv_heads, splits)](
-        q, k_cache, v_cache, out, part, lse,
-        tokens, counts, k_scale_t, v_scale_t,
+        q, k_cache, v_cache, out, call.part, call.lse,
+        call.tokens, counts, k_scale_t, v_scale_t,
         k_scale_v, v_scale_v, softmax_scale,
-        num_rows, topk, splits,
+        num_rows, indices.shape[1], splits,
         q.stride(0), q.stride(1),
         k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
@@ -196,4 +219,4 @@ def launch_sparse_attention(
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )
     if splits > 1:
-        launch_merge(part, lse, out)
+        launch_merge(call.part, call.lse, out)

@@ -54,8 +54,8 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
 
 from ..profiles.types import EXCHANGE_BLOCK_M, EXCHANGE_WARPS, LaunchProfile
-from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
-from .sparse import resolve_selections
+from .common import LOG2E, RESCALE_SLACK, launch_merge
+from .sparse import prepare_sparse_call
 
 BLOCK_M = gl.constexpr(EXCHANGE_BLOCK_M)
 WARPS = gl.constexpr(EXCHANGE_WARPS)
@@ -122,6 +122,12 @@ def _token_ids(tokens_row, lo, hi, t, TILE_N: gl.constexpr, COPY: gl.constexpr):
 
 
 @gluon.jit
+def _unsigned64(x):
+    """x's low 32 bits as an unsigned 64-bit value: the operands of the copies' offset products."""
+    return x.to(gl.uint32).to(gl.uint64)
+
+
+@gluon.jit
 def _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token, t, stride_k_block, stride_k_slot, stride_v_block,
                 stride_v_slot, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr, DENSE_PAGES: gl.constexpr,
                 COPY: gl.constexpr):
@@ -132,22 +138,40 @@ def _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token, t, stride_k_bl
     of 2^32 elements or more, a page of 8 GB at 16 bits, would wrap); with dense pages (page stride =
     PAGE x slot stride, both caches) a token id times the slot stride is its row (perf-notes v13)."""
     usable = token >= 0
-    wide = gl.where(usable, token, 0).to(gl.uint32).to(gl.uint64)
+    wide = _unsigned64(gl.where(usable, token, 0))
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
     if DENSE_PAGES:
-        k_rows = wide * stride_k_slot.to(gl.uint32).to(gl.uint64)
-        v_rows = wide * stride_v_slot.to(gl.uint32).to(gl.uint64)
+        k_rows = wide * _unsigned64(stride_k_slot)
+        v_rows = wide * _unsigned64(stride_v_slot)
     else:
         phys = wide // PAGE
         slot = wide % PAGE
-        k_rows = phys * stride_k_block.to(gl.uint32).to(gl.uint64) + slot * stride_k_slot.to(gl.uint32).to(gl.uint64)
-        v_rows = phys * stride_v_block.to(gl.uint32).to(gl.uint64) + slot * stride_v_slot.to(gl.uint32).to(gl.uint64)
+        k_rows = phys * _unsigned64(stride_k_block) + slot * _unsigned64(stride_k_slot)
+        v_rows = phys * _unsigned64(stride_v_block) + slot * _unsigned64(stride_v_slot)
     async_copy.async_copy_global_to_shared(k_ring.index(t % STAGES), k_base + k_rows[:, None] + cols[None, :],
                                            mask=usable[:, None])
     async_copy.async_copy_global_to_shared(v_ring.index(t % STAGES), v_base + v_rows[:, None] + cols[None, :],
                                            mask=usable[:, None])
     async_copy.commit_group()
     bias_ring.index(t % STAGES).store(gl.where(usable, 0.0, float("-inf")))
+
+
+@gluon.jit
+def _start_ring(tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
+                lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D: gl.constexpr,
+                PAGE: gl.constexpr, STAGES: gl.constexpr, TILE_N: gl.constexpr, DENSE_PAGES: gl.constexpr,
+                COPY: gl.constexpr):
+    """The ring's prologue, shared by the sparse Gluon kernels: copies of the first STAGES - 1 tiles
+    of the slot range [lo, hi) into the ring. Returns the row's token ids, the program's K and V bases
+    (its KV head) and the next tile's token ids, read a step ahead."""
+    tokens_row = tokens_ptr + row * topk
+    k_base = k_ptr + kv_head * stride_k_head
+    v_base = v_ptr + kv_head * stride_v_head
+    for ahead in gl.static_range(STAGES - 1):
+        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
+                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES,
+                    COPY)
+    return tokens_row, k_base, v_base, _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
 
 
 @gluon.jit(do_not_specialize=["num_rows"])
@@ -180,6 +204,7 @@ def sparse_exchange_kernel(
     TILE_SMEM: gl.constexpr = gl.SwizzledSharedLayout(8, 1, 8, order=[1, 0])  # 16-bit tiles: 16-byte units
     RING_SMEM: gl.constexpr = gl.SwizzledSharedLayout(COPY_VEC, 1, 8, order=[1, 0])  # a copy's 16 bytes stay whole
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
+    FLAT_1D: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     # P's rows are TILE_N x 2 bytes: rows sharing a 128-byte line get different 16-byte units
     P_SMEM: gl.constexpr = gl.SwizzledSharedLayout(8, max(1, 64 // TILE_N), min(8, TILE_N // 8), order=[1, 0])
     GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # both warps' values in every thread
@@ -214,19 +239,14 @@ def sparse_exchange_kernel(
                     other=0.0)
         scale_log2 = scale_log2 * softmax_scale
         q_smem = gl.allocate_shared_memory(DTYPE, [BLOCK_M, D], TILE_SMEM, q)
-    bias_ring = gl.allocate_shared_memory(gl.float32, [STAGES, TILE_N], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
+    bias_ring = gl.allocate_shared_memory(gl.float32, [STAGES, TILE_N], FLAT_1D)
     p_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, TILE_N], P_SMEM)
     maxima_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, WARPS], FLAT)
-    growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], gl.SwizzledSharedLayout(1, 1, 1, order=[0]))
+    growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT_1D)
 
-    tokens_row = tokens_ptr + row * topk
-    k_base = k_ptr + kv_head * stride_k_head
-    v_base = v_ptr + kv_head * stride_v_head
-    for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
-                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES,
-                    COPY)
-    token_next = _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
+    tokens_row, k_base, v_base, token_next = _start_ring(
+        tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring, lo, hi,
+        stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY)
     if KV_FP8:  # O in two halves: the even and the odd head dimensions
         o_even = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
         o_odd = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
@@ -308,25 +328,29 @@ def launch_sparse_exchange(
 ) -> None:
     """Resolve selections to physical tokens, then launch with the given profile; decides nothing."""
     num_rows, num_q_heads, head = q.shape
-    num_blocks, page, num_kv_heads, _ = k_cache.shape
-    topk = indices.shape[1]
+    page, num_kv_heads = k_cache.shape[1:3]
     splits = profile.num_splits
-    if num_rows == 0 or topk == 0:
-        out.zero_()
+    call = prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale, splits,
+                               head)
+    if call is None:
         return
-    tokens = resolve_selections(indices, counts, block_table, token_to_req, num_blocks, page)
-    part, lse = split_workspace(splits, num_rows, num_q_heads, head, out)
-    k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
-    v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
+    (k_scale_t, k_scale_v, k_is_t), (v_scale_t, v_scale_v, v_is_t) = call.k_scale, call.v_scale
     sparse_exchange_kernel[(num_rows, num_kv_heads, splits)](
-        q, k_cache, v_cache, out, part, lse, tokens, counts, k_scale_t, v_scale_t,
-        k_scale_v, v_scale_v, softmax_scale, num_rows, topk, splits,
+        q, k_cache, v_cache, out, call.part, call.lse, call.tokens, counts, k_scale_t, v_scale_t,
+        k_scale_v, v_scale_v, softmax_scale, num_rows, indices.shape[1], splits,
         q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1, HAS_COUNTS=counts is not None,
         KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
-        DENSE_PAGES=all(c.stride(0) == page * c.stride(1) for c in (k_cache, v_cache)), num_warps=EXCHANGE_WARPS,
+        DENSE_PAGES=dense_pages(k_cache, v_cache), num_warps=EXCHANGE_WARPS,
     )
     if splits > 1:
-        launch_merge(part, lse, out)
+        launch_merge(call.part, call.lse, out)
+
+
+def dense_pages(k_cache, v_cache) -> bool:
+    """Both caches' page stride is PAGE x slot stride: a token id times the slot stride is its row
+    (`_issue_tile`'s DENSE_PAGES)."""
+    page = k_cache.shape[1]
+    return all(c.stride(0) == page * c.stride(1) for c in (k_cache, v_cache))

@@ -102,8 +102,11 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # sm90 rows before the seed's CUDA row. Groups of at most 16 heads run the shared-exchange
         # kernel (ops/sparse_exchange.py): 16-bit pages with 16-key tiles up to 2,048 programs, 32
         # above (H200 table of 2026-11-30: 1.26-1.36x over the Triton rows); FP8 pages with 32-key
-        # tiles (perf-notes v12: 0.096-2.74 ms against the Triton row's 0.140-4.16 ms). Larger
-        # groups take the Triton rows.
+        # tiles (perf-notes v12: 0.096-2.74 ms against the Triton row's 0.140-4.16 ms), except groups
+        # of at most 8 at head size 128/256 above 2,048 programs, which run the keys-as-rows kernel
+        # (ops/sparse_keys_rows.py; v13 item 8: TP4 / TP8 at 8,192 rows 1.209 / 1.224 ms against the
+        # exchange kernel's 1.269 / 1.255; at 520 rows of TP2 it was 40 % slower). Larger groups
+        # take the Triton rows.
         (
             Rule(When(archs=("gfx942",), kv_dtypes=("bf16", "fp16"), min_programs=_SPARSE_PREFILL, min_heads_block=16),
                  {"tile_n": 32, "num_warps": 2}, source=_VLLM),
@@ -118,6 +121,9 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"block_m": 16, "tile_n": 32, "num_warps": 2, "num_stages": 2, "shared_exchange": True}, source=_H200),
             Rule(When(archs=("sm90",), kv_dtypes=_BF16, min_programs=_SPARSE_PREFILL),
                  {"tile_n": 32, "num_warps": 2, "num_stages": 2, "addresses_ahead": True}, source=_H200),
+            Rule(When(archs=("sm90",), kv_dtypes=("fp8",), min_programs=2048, max_heads_block=16, head_sizes=(128, 256)),
+                 {"block_m": 16, "tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True},
+                 source="H200 A/B (perf-notes v13 item 8), to be tuned"),
             Rule(When(archs=("sm90",), kv_dtypes=("fp8",), min_programs=_SPARSE_PREFILL, max_heads_block=32,
                       head_sizes=(64, 128, 256)),
                  {"block_m": 16, "tile_n": 32, "num_warps": 2, "num_stages": 2, "shared_exchange": True}, source=_H200),

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from ..device import DeviceInfo
 from . import rules, tables
 from .types import (
-    EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
-    ShapeKey, next_pow2,
+    EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
+    WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
 )
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -78,8 +78,17 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     against the builds). So does the sparse
     shared-exchange kernel: its K/V ring, P (16-bit), the two warps' row maxima and growths, an
     fp32 mask per ring key and, for 16-bit pages, Q (FP8 pages keep Q in registers and convert in
-    registers): 75,144 B at D=256, 32 keys, 2 stages, BF16; 34,184 B for FP8."""
+    registers): 75,144 B at D=256, 32 keys, 2 stages, BF16; 34,184 B for FP8. For the keys-as-rows
+    kernel an upper bound within ~5 KB: q's e4m3 terms (three counted: fp16 q takes three, bf16 q
+    two, and the key does not say which), its K/V ring, an fp32 mask per ring key, P^T (fp16, 64
+    keys x the group's heads rounded up to 8 or 16), four growths and 1 KB for the buffers'
+    alignment (76,560 B built against 81,424 at D=256, 12 heads, 2 stages, bf16 q)."""
     head_pad = next_pow2(key.head_size)
+    if profile.keys_as_rows:
+        heads = max(8, next_pow2(key.group))
+        ring = profile.num_stages * KEYS_ROWS_TILE
+        return 3 * heads * head_pad + 2 * ring * head_pad + 4 * ring + KEYS_ROWS_TILE * heads * 2 + \
+            4 * KEYS_ROWS_WARPS + 1024
     if profile.shared_exchange:
         ring = profile.num_stages * profile.tile_n
         q_tile = 0 if key.kv_dtype == "fp8" else EXCHANGE_BLOCK_M * 2 * head_pad
@@ -106,6 +115,8 @@ def shape_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     """Why `profile` would compute a wrong result for `key` (None if it would not)."""
     if profile.block_m < key.group:
         return f"block_m={profile.block_m} is smaller than the GQA group ({key.group})"
+    if profile.keys_as_rows:
+        return keys_rows_problem(profile, key)
     if profile.warpgroup_mma:
         return wgmma_problem(profile, key)
     return exchange_problem(profile, key) if profile.shared_exchange else None
@@ -141,8 +152,8 @@ def exchange_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
         return "shared_exchange is a sparse-kernel profile"
     if (profile.block_m, profile.num_warps) != (EXCHANGE_BLOCK_M, EXCHANGE_WARPS):
         return f"shared_exchange runs block_m={EXCHANGE_BLOCK_M} with {EXCHANGE_WARPS} warps"
-    if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma:
-        return "shared_exchange has no kv_major, addresses_ahead or warpgroup_mma form"
+    if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma or profile.keys_as_rows:
+        return "shared_exchange has no kv_major, addresses_ahead, warpgroup_mma or keys_as_rows form"
     if profile.num_stages < EXCHANGE_MIN_STAGES or profile.tile_n > 64:
         return f"shared_exchange needs num_stages >= {EXCHANGE_MIN_STAGES} (its K/V ring) and tile_n <= 64"
     if key.head_size not in (64, 128, 256):
@@ -150,9 +161,28 @@ def exchange_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     return None
 
 
+def keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
+    """Why the sparse keys-as-rows kernel (ops/sparse_keys_rows.py) cannot run `key` with `profile`."""
+    if key.kernel != "sparse":
+        return "keys_as_rows is a sparse-kernel profile"
+    if (profile.block_m, profile.tile_n, profile.num_warps) != (KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS):
+        return (f"keys_as_rows runs block_m={KEYS_ROWS_BLOCK_M}, tile_n={KEYS_ROWS_TILE} with {KEYS_ROWS_WARPS} warps "
+                f"(one warpgroup)")
+    if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma or profile.shared_exchange:
+        return "keys_as_rows has no kv_major, addresses_ahead, warpgroup_mma or shared_exchange form"
+    if profile.num_stages < EXCHANGE_MIN_STAGES:
+        return f"keys_as_rows needs num_stages >= {EXCHANGE_MIN_STAGES} (its K/V ring)"
+    if key.kv_dtype != "fp8":
+        return "keys_as_rows runs FP8 pages only (its scores are FP8 products)"
+    if key.head_size not in (128, 256):
+        return f"keys_as_rows supports head sizes 128 and 256 (O^T's halves are wgmma rows), not {key.head_size}"
+    return None
+
+
 def device_problem(profile: LaunchProfile, device: DeviceInfo) -> str | None:
     """Why `profile`'s kernel cannot run on `device` (None if it can)."""
-    for gluon, name in ((profile.warpgroup_mma, "warpgroup_mma"), (profile.shared_exchange, "shared_exchange")):
+    for gluon, name in ((profile.warpgroup_mma, "warpgroup_mma"), (profile.shared_exchange, "shared_exchange"),
+                        (profile.keys_as_rows, "keys_as_rows")):
         if gluon and device.arch != "sm90":
             if device.vendor == "interpreter":
                 return f"{name} is a Gluon kernel, which the Triton interpreter does not run"

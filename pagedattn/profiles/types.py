@@ -18,6 +18,9 @@ WGMMA_MIN_STAGES = 3  # its K/V ring: two tiles consumed per loop step while the
 EXCHANGE_BLOCK_M = 16  # rows of the sparse shared-exchange kernel's program: one mma.sync row block
 EXCHANGE_WARPS = 2  # its two warps: each takes half of a tile's keys and half of O's columns
 EXCHANGE_MIN_STAGES = 2  # its K/V ring: one tile computed while the next one's copies land
+KEYS_ROWS_BLOCK_M = 16  # the sparse keys-as-rows kernel's largest group (its heads are wgmma's N, <= 16)
+KEYS_ROWS_TILE = 64  # its keys per step: one wgmma's rows
+KEYS_ROWS_WARPS = 4  # one warpgroup
 
 
 def next_pow2(n: int) -> int:
@@ -52,6 +55,11 @@ class LaunchProfile:
                 of at most 16 heads: `select.exchange_problem`). block_m 16 and 2 warps;
                 num_stages is its K/V ring depth (>= 2); kv_major and addresses_ahead do not apply
                 (token ids are always read a step ahead) and stay False.
+    keys_as_rows  sparse only: run ops/sparse_keys_rows.py, the Gluon kernel whose wgmma rows are
+                64 selected keys and whose N is the group's heads (sm90; FP8 pages, head size 128
+                or 256, groups of at most 16: `select.keys_rows_problem`). block_m 16, tile_n 64
+                and 4 warps (one warpgroup); num_stages is its K/V ring depth (>= 2); kv_major and
+                addresses_ahead do not apply and stay False.
     """
 
     block_m: int
@@ -63,6 +71,7 @@ class LaunchProfile:
     addresses_ahead: bool = False
     warpgroup_mma: bool = False
     shared_exchange: bool = False
+    keys_as_rows: bool = False
 
     def __post_init__(self) -> None:
         for name in ("block_m", "tile_n"):
@@ -103,18 +112,18 @@ class LaunchProfile:
     def short(self) -> str:
         form = "kvmajor" if self.kv_major else "rowmajor"
         ahead = "/ahead" if self.addresses_ahead else ""
-        kernel = "/wgmma" if self.warpgroup_mma else "/exchange" if self.shared_exchange else ""
+        kernel = "/wgmma" if self.warpgroup_mma else "/exchange" if self.shared_exchange else \
+            "/keysrows" if self.keys_as_rows else ""
         return (f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/"
                 f"{form}{ahead}{kernel}")
 
     @staticmethod
     def from_short(text: str) -> "LaunchProfile":
         """Inverse of `short()`; the orientation may be left out (row-major), `/ahead` and one of
-        `/wgmma`, `/exchange` are optional."""
+        `/wgmma`, `/exchange`, `/keysrows` are optional."""
         parts = text.split("/")
-        wgmma = parts[-1] == "wgmma" and len(parts) > 5
-        exchange = parts[-1] == "exchange" and len(parts) > 5
-        parts = parts[:len(parts) - wgmma - exchange]
+        kernel = parts[-1] if parts[-1] in ("wgmma", "exchange", "keysrows") and len(parts) > 5 else ""
+        parts = parts[:len(parts) - bool(kernel)]
         by_key = dict(zip(("m", "n", "s", "w", "st"), parts[:5]))
         try:
             values = [int(by_key[k][len(k):]) for k in ("m", "n", "s", "w", "st") if by_key[k].startswith(k)]
@@ -123,10 +132,11 @@ class LaunchProfile:
         ahead = parts[-1] == "ahead" and len(parts) > 5
         flags = parts[5:len(parts) - ahead]
         if len(values) != 5 or flags not in ([], ["rowmajor"], ["kvmajor"]):
-            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor][/ahead][/wgmma|/exchange]: "
-                             f"{text!r}")
-        return LaunchProfile(*values, kv_major=flags == ["kvmajor"], addresses_ahead=ahead, warpgroup_mma=wgmma,
-                             shared_exchange=exchange)
+            raise ValueError(f"not a profile like m64/n32/s12/w4/st3[/rowmajor|/kvmajor][/ahead]"
+                             f"[/wgmma|/exchange|/keysrows]: {text!r}")
+        return LaunchProfile(*values, kv_major=flags == ["kvmajor"], addresses_ahead=ahead,
+                             warpgroup_mma=kernel == "wgmma", shared_exchange=kernel == "exchange",
+                             keys_as_rows=kernel == "keysrows")
 
 
 def query_class(max_seqlen_q: int) -> str:
