@@ -171,11 +171,10 @@ def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile
 
 
 def as_warpgroup_mma(profile: LaunchProfile) -> LaunchProfile:
-    """`profile` moved to the warpgroup-MMA kernel: its tile and ring depth (at least 3) and splits,
-    the kernel's fixed block and warps, no Triton-only flags."""
+    """`profile` moved to the warpgroup-MMA kernel: its tile, ring depth (at least 3), splits and
+    addresses_ahead, the kernel's fixed block and warps, no kv_major."""
     return dataclasses.replace(profile, block_m=WGMMA_BLOCK_M, num_warps=WGMMA_WARPS, kv_major=False,
-                               addresses_ahead=False, num_stages=max(profile.num_stages, WGMMA_MIN_STAGES),
-                               warpgroup_mma=True)
+                               num_stages=max(profile.num_stages, WGMMA_MIN_STAGES), warpgroup_mma=True)
 
 
 def as_shared_exchange(profile: LaunchProfile) -> LaunchProfile:

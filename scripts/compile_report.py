@@ -79,7 +79,8 @@ def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, prof
     sig, const = _signature(verify_wgmma_kernel, ptrs, {"scale_log2", "softmax_scale", "k_scale_value", "v_scale_value"},
                             {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
-                 SPLIT=split, SAME_STRIDES=True, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+                 SPLIT=split, SAME_STRIDES=True, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
+                 PAGES_AHEAD=profile.addresses_ahead)
     return _compile(verify_wgmma_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 

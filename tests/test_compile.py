@@ -70,10 +70,12 @@ import compile_report as cr
 from pagedattn.profiles.select import smem_bytes
 from pagedattn.profiles.types import LaunchProfile, ShapeKey
 rows = []
-for q, kv, head, tile, stages, split in (("bf16", "bf16", 256, 16, 4, True), ("bf16", "bf16", 256, 16, 3, False),
-                                         ("fp16", "fp16", 128, 32, 3, True), ("bf16", "bf16", 64, 64, 6, True),
-                                         ("bf16", "fp8", 256, 16, 6, True), ("fp16", "fp8", 64, 32, 4, False)):
-    profile = LaunchProfile(64, tile, 12, 4, stages, warpgroup_mma=True)
+for q, kv, head, tile, stages, split, ahead in (
+        ("bf16", "bf16", 256, 16, 4, True, False), ("bf16", "bf16", 256, 16, 5, True, True),
+        ("bf16", "bf16", 256, 16, 3, False, False), ("fp16", "fp16", 128, 32, 3, True, True),
+        ("bf16", "bf16", 64, 64, 6, True, False), ("bf16", "fp8", 256, 16, 6, True, False),
+        ("bf16", "fp8", 256, 16, 4, True, True), ("fp16", "fp8", 64, 32, 4, False, False)):
+    profile = LaunchProfile(64, tile, 12, 4, stages, addresses_ahead=ahead, warpgroup_mma=True)
     key = ShapeKey("unified", kv, head, 16, "verify", 20, 4, 80, 1, 32768)
     rows.append(cr.compile_verify_wgmma(q, kv, 16, head, 16, profile, split) | {"estimate": smem_bytes(profile, key),
                                                                                  "fp8": kv == "fp8"})
@@ -86,8 +88,9 @@ def test_library_wgmma_kernel_builds_unserialized_and_as_the_estimate_says():
     only, none serialized by ptxas (a wgmma left in flight across the loop's back-edge or while O is
     rescaled serializes all of them: C7514/C7515), no stack, at most 255 registers (two programs
     per SM need <= 256 at 128 threads), and shared memory exactly as `select.smem_bytes` estimates
-    (the split rule counts programs per SM with it). FP8 pages' scores run on FP8 wgmma (QGMMA), P.V
-    on fp16 wgmma (HGMMA); 16-bit pages use HGMMA only."""
+    (the split rule counts programs per SM with it, and reading the page table a step ahead adds
+    none). FP8 pages' scores run on FP8 wgmma (QGMMA), P.V on fp16 wgmma (HGMMA); 16-bit pages use
+    HGMMA only."""
     for build in _compile_report(_WGMMA_PROGRAM):
         assert build["HMMA"] == 0 and build["HGMMA"] > 0 and build["serial"] is False and build["stack"] == 0
         assert (build["QGMMA"] > 0) == build["fp8"]

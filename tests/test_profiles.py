@@ -200,7 +200,8 @@ def test_verify_gate_applies_only_on_gfx950():
 @pytest.mark.parametrize("key,fields", [
     (unified_key(64, 1, 32, 8, 32768, head_size=128), {"tile_n": 128, "num_stages": 2}),  # decode, 4 rows
     (unified_key(64, 4, 32, 8, 4096, head_size=128), {"tile_n": 128, "num_stages": 2}),  # verify, 16 rows
-    (unified_key(20, 4, 16, 1, 32768), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True}),
+    (unified_key(20, 4, 16, 1, 32768), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True,
+                                        "addresses_ahead": True}),
     (dataclasses.replace(unified_key(20, 4, 16, 1, 32768), score_mods=True),
      {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
     (unified_key(20, 4, 32, 2, 70000, "fp8"), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True}),

@@ -47,7 +47,8 @@ def test_sm90_without_a_table_runs_plain_verify_at_head_256_on_wgmma(device, kv_
     assert chosen.source == "rules" and chosen.profile.warpgroup_mma
     assert (chosen.profile.block_m, chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == \
         (64, 16, 4, 4)
-    assert not chosen.profile.kv_major and not chosen.profile.addresses_ahead
+    assert not chosen.profile.kv_major
+    assert chosen.profile.addresses_ahead == (kv_dtype != "fp8")  # 16-bit pages read the page table a step ahead
     assert select.shape_problem(chosen.profile, key) is None
 
 
@@ -80,7 +81,6 @@ def test_other_arches_never_get_wgmma(device):
 @pytest.mark.parametrize("profile_change,key_change,needle", [
     ({"num_warps": 8}, {}, "one warpgroup"),
     ({"block_m": 128}, {}, "one warpgroup"),
-    ({"addresses_ahead": True}, {}, "addresses_ahead"),
     ({"kv_major": True}, {}, "kv_major"),
     ({"num_stages": 2}, {}, "num_stages >= 3"),
     ({"tile_n": 128}, {}, "tile_n <= 64"),
@@ -95,6 +95,7 @@ def test_every_reason_the_wgmma_kernel_refuses_a_call(profile_change, key_change
     check_shape_refusal(dataclasses.replace(WGMMA, **profile_change), dataclasses.replace(MTP, **key_change), needle,
                         H200)
     assert select.shape_problem(WGMMA, MTP) is None  # the unchanged pair is fine
+    assert select.shape_problem(dataclasses.replace(WGMMA, addresses_ahead=True), MTP) is None
 
 
 @pytest.mark.parametrize("device,needle", [(INTERPRETER, "interpreter"), (A100, "sm90")])
@@ -165,6 +166,8 @@ def test_tuner_moves_to_wgmma_with_its_fixed_fields():
     assert as_warpgroup_mma(start) in moved
     assert all(select.shape_problem(v, MTP) is None for v in moved)
     assert as_warpgroup_mma(start).num_stages == 3 and as_warpgroup_mma(start).num_splits == 12
+    assert as_warpgroup_mma(start).addresses_ahead and not as_warpgroup_mma(dataclasses.replace(
+        start, addresses_ahead=False)).addresses_ahead  # the kernel has both forms: the move keeps the flag
     # a tile change keeps the ring's bytes: 4 x 16 keys -> 2 x 32 keys, raised to the 3-stage minimum
     assert pipeline_matched(dataclasses.replace(WGMMA, tile_n=32), WGMMA).num_stages == 3
     assert pipeline_matched(dataclasses.replace(WGMMA, tile_n=16), dataclasses.replace(WGMMA, tile_n=32,
@@ -193,7 +196,9 @@ _SHAPES = [
 @pytest.mark.parametrize("q_dtype,kv_dtype", [("bf16", "bf16"), ("fp16", "fp16"), ("bf16", "fp8"), ("fp16", "fp8")])
 @pytest.mark.parametrize("profile", [WGMMA, dataclasses.replace(WGMMA, num_splits=5, num_stages=3),
                                      dataclasses.replace(WGMMA, tile_n=32, num_splits=3, num_stages=3),
-                                     dataclasses.replace(WGMMA, tile_n=64, num_splits=16, num_stages=3)],
+                                     dataclasses.replace(WGMMA, tile_n=64, num_splits=16, num_stages=3),
+                                     dataclasses.replace(WGMMA, num_splits=5, num_stages=5, addresses_ahead=True),
+                                     dataclasses.replace(WGMMA, tile_n=32, num_stages=3, addresses_ahead=True)],
                          ids=lambda p: p.short())
 def test_wgmma_matches_the_float64_reference(shape, q_dtype, kv_dtype, profile):
     q_lens, kv_lens, q_heads, kv_heads, head, page = shape
@@ -209,20 +214,20 @@ def test_wgmma_matches_the_float64_reference(shape, q_dtype, kv_dtype, profile):
 
 @pytest.mark.gpu
 @sm90
+@pytest.mark.parametrize("ahead", [False, True], ids=["pages-in-step", "pages-ahead"])
 @pytest.mark.parametrize("splits", [1, 4])
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
-def test_wgmma_masks_invalid_pages(splits, kv_dtype):
+def test_wgmma_masks_invalid_pages(splits, kv_dtype, ahead):
     kwargs = UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16, kv_dtype=kv_dtype).build("cuda", seed=21).kwargs
     table = kwargs["block_table"].clone()
     num_blocks = kwargs["k_cache"].shape[0]
     table[0, 1], table[0, 20], table[1, 0] = -7, num_blocks + 3, 2**30
     kwargs["block_table"] = table
-    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
-                                      profile=dataclasses.replace(WGMMA, num_splits=splits))
+    profile = dataclasses.replace(WGMMA, num_splits=splits, addresses_ahead=ahead)
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
     every = kwargs | {"block_table": torch.full_like(table, -1)}
-    out = pagedattn.unified_attention(**every, out=nan_like(kwargs["q"]),
-                                      profile=dataclasses.replace(WGMMA, num_splits=splits))
+    out = pagedattn.unified_attention(**every, out=nan_like(kwargs["q"]), profile=profile)
     assert torch.count_nonzero(out) == 0 and not out.isnan().any()
 
 
@@ -242,9 +247,10 @@ def test_wgmma_rescales_o_across_rising_scores(splits):
 
 @pytest.mark.gpu
 @sm90
+@pytest.mark.parametrize("ahead", [False, True], ids=["pages-in-step", "pages-ahead"])
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
-def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables(kv_dtype):
-    check_unified_graph_replay(kv_dtype, seed=6, profile=dataclasses.replace(WGMMA, num_splits=7))
+def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables(kv_dtype, ahead):
+    check_unified_graph_replay(kv_dtype, seed=6, profile=dataclasses.replace(WGMMA, num_splits=7, addresses_ahead=ahead))
 
 
 @pytest.mark.gpu

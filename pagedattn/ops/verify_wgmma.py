@@ -42,6 +42,11 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 another 0.3-1.3 % (perf-notes v9).
   num_splits    as in ops/unified.py: sequences x KV heads programs must fill the SMs' slots.
   num_warps = 4 one warpgroup.
+  addresses_ahead  (PAGES_AHEAD) each loop step reads the page-table entries of the next step's
+                two tiles into registers, so the table load is not waited for between a
+                softmax and the copies after it; same ring and shared memory. Tied to the page
+                dtype on the H200: 1-4 % less time with 16-bit pages, 0-5 % more with FP8 pages,
+                whose build gains 4 registers (perf-notes v15 item 1).
 """
 
 import torch
@@ -70,17 +75,22 @@ def _pages(table_row, pos, in_range, max_blocks, num_blocks, PAGE: gl.constexpr)
 
 
 @gluon.jit
-def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t, tile_hi, kv_len, max_blocks,
-                num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
-                TILE_N: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr,
-                SAME_STRIDES: gl.constexpr, COPY: gl.constexpr):
-    """cp.async of tile t's K and V rows into ring slot t % STAGES, and which of its keys are usable
-    into the same slot of a byte ring (the softmax reads it there instead of the page table again);
-    unusable keys and tiles past the segment are zero-filled without a read."""
+def _tile_pages(table_row, t, tile_hi, kv_len, max_blocks, num_blocks, TILE_N: gl.constexpr, PAGE: gl.constexpr,
+                COPY: gl.constexpr):
+    """(physical page, usable) of tile t's keys (not usable: past the sequence or the segment)."""
     pos = t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
-    phys, ok = _pages(table_row, pos, (pos < kv_len) & (t < tile_hi), max_blocks, num_blocks, PAGE)
+    return _pages(table_row, pos, (pos < kv_len) & (t < tile_hi), max_blocks, num_blocks, PAGE)
+
+
+@gluon.jit
+def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, phys, ok, t, k_head, v_head, stride_k_block, stride_k_slot,
+                stride_v_block, stride_v_slot, TILE_N: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
+                STAGES: gl.constexpr, SAME_STRIDES: gl.constexpr, COPY: gl.constexpr):
+    """cp.async of tile t's K and V rows (pages `phys`, usable `ok`: `_tile_pages`) into ring slot
+    t % STAGES, and which of its keys are usable into the same slot of a byte ring (the softmax reads
+    it there instead of the page table again); unusable keys are zero-filled without a read."""
+    slot = (t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))) % PAGE
     phys = phys.to(gl.int64)
-    slot = pos % PAGE
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
     k_rows = phys * stride_k_block + slot * stride_k_slot + k_head
     if SAME_STRIDES:  # one offset per key for both caches (perf-notes v9 item 4)
@@ -93,6 +103,27 @@ def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, table_row, t, tile_hi
                                            mask=ok[:, None])
     async_copy.commit_group()
     usable_smem.index(t % STAGES).store(ok.to(gl.int8))
+
+
+@gluon.jit
+def _issue_step_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, pages, table_row, t, tile_hi, kv_len, max_blocks,
+                     num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
+                     TILE_N: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr,
+                     SAME_STRIDES: gl.constexpr, COPY: gl.constexpr, PAGES_AHEAD: gl.constexpr):
+    """A loop step's copy of tile t. With PAGES_AHEAD, `pages` are tile t's physical pages, read one
+    step before (-1: not usable), and tile t + 2's (the next step's) are read now and returned, so
+    the table load's latency is not waited for between a softmax and the next copies; without,
+    tile t's pages are read here and `pages` is returned unused."""
+    if PAGES_AHEAD:
+        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, pages, pages >= 0, t, k_head, v_head, stride_k_block,
+                    stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+        phys, ok = _tile_pages(table_row, t + 2, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        pages = gl.where(ok, phys, -1)
+    else:
+        phys, ok = _tile_pages(table_row, t, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, phys, ok, t, k_head, v_head, stride_k_block,
+                    stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+    return pages
 
 
 @gluon.jit
@@ -185,7 +216,7 @@ def verify_wgmma_kernel(
     k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
     TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr,
-    KV_FP8: gl.constexpr, K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
+    KV_FP8: gl.constexpr, K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, PAGES_AHEAD: gl.constexpr,
 ):
     seq = gl.program_id(0)
     kv_head = gl.program_id(1)
@@ -254,9 +285,15 @@ def verify_wgmma_kernel(
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
     for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo + ahead, tile_hi, kv_len,
-                    max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
-                    TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+        phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
+                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+                    SAME_STRIDES, COPY)
+    # the first loop step's two tiles' pages, used with PAGES_AHEAD (each step then reads the next step's)
+    phys, ok = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+    pages_a = gl.where(ok, phys, -1)
+    phys, ok = _tile_pages(table_row, tile_lo + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+    pages_b = gl.where(ok, phys, -1)
 
     o = warpgroup_mma_init(gl.zeros([BLOCK_M, D], gl.float32, O_MMA))
     m_i = gl.full([BLOCK_M], -1.0e30, gl.float32, gl.SliceLayout(1, S_MMA))
@@ -275,18 +312,20 @@ def verify_wgmma_kernel(
         o, m_i, l_i, s_b = _softmax_pv(s_a, ok_a, s_b, o, m_i, l_i, k_ring, v_ring, v_mma, t, tile_hi, q_pos,
                                        score_scale, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
         gl.thread_barrier()
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, t + STAGES - 1, tile_hi, kv_len,
-                    max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
-                    TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+        pages_a = _issue_step_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages_a, table_row, t + STAGES - 1, tile_hi,
+                                   kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
+                                   stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY,
+                                   PAGES_AHEAD)
         s_a, ok_a = _scores_next(q_smem, q_rest, k_ring, v_ring, v_mma, usable_smem, t + 2, STAGES - 3, STAGES,
                                  TILE_N, S_MMA, KV_FP8, COPY)
         s_b, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_b, o))
         o, m_i, l_i, s_a = _softmax_pv(s_b, ok_b, s_a, o, m_i, l_i, k_ring, v_ring, v_mma, t + 1, tile_hi,
                                        q_pos, score_scale, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
         gl.thread_barrier()
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, t + STAGES, tile_hi, kv_len,
-                    max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
-                    TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY)
+        pages_b = _issue_step_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages_b, table_row, t + STAGES, tile_hi,
+                                   kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
+                                   stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY,
+                                   PAGES_AHEAD)
         o = warpgroup_mma_init(warpgroup_mma_wait(num_outstanding=0, deps=(o,)))
     o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
     async_copy.wait_group(0)
@@ -331,7 +370,7 @@ def launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), KV_FP8=kv_fp8,
-        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, num_warps=WGMMA_WARPS,
+        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, PAGES_AHEAD=profile.addresses_ahead, num_warps=WGMMA_WARPS,
     )
     if splits > 1:
         launch_merge(part, lse, out)

@@ -146,7 +146,8 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with
         # at most 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256
         # with plain scores runs the warpgroup-MMA kernel (ops/verify_wgmma.py), 16-key tiles 4
-        # deep, 16-bit and FP8 pages (buckets that differ: 16-bit 16q/1kv at 8,192-70,000 keys and
+        # deep, 16-bit and FP8 pages, 16-bit ones with the page-table read a step ahead (perf-notes
+        # v15 item 1: 1-4 % less time there, 0-5 % more with FP8 pages) (buckets that differ: 16-bit 16q/1kv at 8,192-70,000 keys and
         # 32q/2kv at 70,000 took 5 stages with 13 splits, 4-5 % faster than the wave rule's 12
         # splits at 4 stages, most of it from the splits; FP8, whose scores run on FP8 wgmma since
         # perf-notes v14, took 13 splits and 4 stages, 5 at 16q/1kv 32,768 keys, 1.17-1.38x over
@@ -156,6 +157,10 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
+                      max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
+                 {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
+                  "warpgroup_mma": True, "addresses_ahead": True}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,),
                       max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,

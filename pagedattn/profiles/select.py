@@ -128,8 +128,8 @@ def wgmma_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
         return "warpgroup_mma is a unified-kernel profile"
     if (profile.block_m, profile.num_warps) != (WGMMA_BLOCK_M, WGMMA_WARPS):
         return f"warpgroup_mma runs block_m={WGMMA_BLOCK_M} with {WGMMA_WARPS} warps (one warpgroup)"
-    if profile.kv_major or profile.addresses_ahead:
-        return "warpgroup_mma has no kv_major or addresses_ahead form"
+    if profile.kv_major:
+        return "warpgroup_mma has no kv_major form"
     if profile.num_stages < WGMMA_MIN_STAGES or profile.tile_n > 64:
         return f"warpgroup_mma needs num_stages >= {WGMMA_MIN_STAGES} (its K/V ring) and tile_n <= 64"
     if key.head_size not in (64, 128, 256):

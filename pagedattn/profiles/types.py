@@ -44,12 +44,14 @@ class LaunchProfile:
                 step ahead into registers, so num_stages - 1 K/V tiles stay in flight instead of
                 one, at the price of a tile buffer, registers and an exposed L2 read per step
                 (ops/common.py). On the H200 it pays for verify (FP8 32-token tiles, BF16 16-token
-                tiles at 4 stages) and prefill, and a little for sparse BF16 at 2 stages.
+                tiles at 4 stages) and prefill, and a little for sparse BF16 at 2 stages. With
+                warpgroup_mma it only moves the page-table read a loop step earlier (the ring is
+                the same): 1-4 % less time with 16-bit pages, 0-5 % more with FP8 pages on the H200.
     warpgroup_mma  unified only: run ops/verify_wgmma.py, the Gluon kernel on Hopper's warpgroup
                 matrix unit (sm90; calls whose sequences fit one 64-row block, no
                 window/softcap/sinks: `select.shape_problem` says which). block_m 64 and 4 warps
-                (one warpgroup); num_stages is its K/V ring depth (>= 3); kv_major and
-                addresses_ahead do not apply and stay False.
+                (one warpgroup); num_stages is its K/V ring depth (>= 3); kv_major does not apply
+                and stays False.
     shared_exchange  sparse only: run ops/sparse_exchange.py, the Gluon kernel whose two warps
                 exchange P and their row maxima through shared memory once per tile (sm90; groups
                 of at most 16 heads: `select.exchange_problem`). block_m 16 and 2 warps;
