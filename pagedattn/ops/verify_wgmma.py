@@ -312,10 +312,10 @@ def verify_wgmma_kernel(
         o, m_i, l_i, s_b = _softmax_pv(s_a, ok_a, s_b, o, m_i, l_i, k_ring, v_ring, v_mma, t, tile_hi, q_pos,
                                        score_scale, TILE_N, STAGES, KV_FP8, S_MMA, O_MMA, P_OP)
         gl.thread_barrier()
-        pages_a = _issue_step_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages_a, table_row, t + STAGES - 1, tile_hi,
-                                   kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
-                                   stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES, SAME_STRIDES, COPY,
-                                   PAGES_AHEAD)
+        pages_a = _issue_step_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages_a, table_row, t + STAGES - 1,
+                                   tile_hi, kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block,
+                                   stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+                                   SAME_STRIDES, COPY, PAGES_AHEAD)
         s_a, ok_a = _scores_next(q_smem, q_rest, k_ring, v_ring, v_mma, usable_smem, t + 2, STAGES - 3, STAGES,
                                  TILE_N, S_MMA, KV_FP8, COPY)
         s_b, o = warpgroup_mma_wait(num_outstanding=1, deps=(s_b, o))

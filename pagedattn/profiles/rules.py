@@ -143,17 +143,15 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"block_m": 32, "tile_n": 32}, splits_range=(8, 64), source="SGLang #36330, measured on MI355X"),
         ),
         (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
-        # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with
-        # at most 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256
-        # with plain scores runs the warpgroup-MMA kernel (ops/verify_wgmma.py), 16-key tiles 4
-        # deep, 16-bit and FP8 pages, 16-bit ones with the page-table read a step ahead (perf-notes
-        # v15 item 1: 1-4 % less time there, 0-5 % more with FP8 pages) (buckets that differ: 16-bit 16q/1kv at 8,192-70,000 keys and
-        # 32q/2kv at 70,000 took 5 stages with 13 splits, 4-5 % faster than the wave rule's 12
-        # splits at 4 stages, most of it from the splits; FP8, whose scores run on FP8 wgmma since
-        # perf-notes v14, took 13 splits and 4 stages, 5 at 16q/1kv 32,768 keys, 1.17-1.38x over
-        # the Triton row below); with a window, softcap or sinks, the Triton kernel keeps 4 warps
-        # (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead; prefill and
-        # mixed batches read addresses a step ahead (FP8 mixed also took n128/st2).
+        # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with at most
+        # 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256 with plain scores
+        # runs the warpgroup-MMA kernel (ops/verify_wgmma.py), 16-key tiles 4 deep, 16-bit and FP8 pages,
+        # 16-bit ones with the page-table read a step ahead (perf-notes v15 item 1: 1-4 % less time there,
+        # 0-5 % more with FP8 pages). Buckets that differ (v15 table): 16-bit 16q/1kv at 8,192 and 32,768
+        # keys took 5 stages with 13 splits, 2-4 % faster than the wave rule's 12 splits at 4 stages; FP8
+        # 16q/1kv took 13 splits, 5-7 % faster. With a window, softcap or sinks, the Triton kernel keeps 4
+        # warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead; prefill and mixed
+        # batches read addresses a step ahead (FP8 mixed also took n128/st2).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
