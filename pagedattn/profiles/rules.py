@@ -123,7 +123,7 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"tile_n": 32, "num_warps": 2, "num_stages": 2, "addresses_ahead": True}, source=_H200),
             Rule(When(archs=("sm90",), kv_dtypes=("fp8",), min_programs=2048, max_heads_block=16, head_sizes=(128, 256)),
                  {"block_m": 16, "tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True},
-                 source="H200 A/B (perf-notes v13 item 8), to be tuned"),
+                 source=_H200 + "; keys-as-rows: perf-notes v13 item 8, v15 item 3"),
             Rule(When(archs=("sm90",), kv_dtypes=("fp8",), min_programs=_SPARSE_PREFILL, max_heads_block=32,
                       head_sizes=(64, 128, 256)),
                  {"block_m": 16, "tile_n": 32, "num_warps": 2, "num_stages": 2, "shared_exchange": True}, source=_H200),
