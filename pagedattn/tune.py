@@ -26,7 +26,8 @@ more tiles in flight), and where the best profile splits the KV range, each vari
 with the split count that keeps the number of waves (`wave_matched`: a tile that halves shared
 memory fits twice the programs per SM, so it only pays with twice the segments). A one-field move
 never finds such a pair. The split sweep also tries the counts that fill one and two whole waves of
-program slots (`wave_full_splits`), which the powers of two miss. Profiles measured in an earlier
+program slots (`wave_full_splits`), which the powers of two miss, and leaves out counts whose
+programs fill under a quarter of the slots (`starves_slots`). Profiles measured in an earlier
 pass are not measured again. Each bucket's search starts at the fastest of the default, the best
 eligible profile its results file already holds (a later search with more candidates can take
 another path and settle in a worse local optimum; resuming at the best found keeps the table from
@@ -155,6 +156,16 @@ def wave_full_splits(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo, 
     return sorted({s for s in found if s > 1})
 
 
+def starves_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> bool:
+    """Whether `profile`'s programs fill under a quarter of the SMs' program slots while its KV range
+    could take twice its splits. The split sweep skips such counts: the 70 that v15's H200 passes
+    measured took 1.07-116x their bucket's best time, and every tuned entry fills at least 0.48 of
+    its slots (perf-notes v15 item 7)."""
+    units, slots = dispatch.work_units(profile, key), dispatch.program_slots(profile, key, device)
+    return 4 * units * profile.num_splits < slots and 2 * profile.num_splits <= dispatch.cdiv(key.kv_len,
+                                                                                             profile.tile_n)
+
+
 def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile:
     """`cand` (another tile size) with the stage count that keeps `start`'s K/V bytes in flight,
     tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more.
@@ -203,10 +214,12 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
     `start` splits the KV range every variant of a field other than the split count also comes
     with its wave-matched split count (`wave_matched`: a smaller tile that fits two programs per
     SM wants twice the segments); reading addresses ahead also comes with at least 3 stages.
-    Swept alone, each field of such a pair looks worse."""
+    Swept alone, each field of such a pair looks worse. The split sweep leaves out the counts that
+    starve the SMs (`starves_slots`) other than `start`'s."""
     variants = [dataclasses.replace(start, **{name: v}) for v in field_values(key)[name]]
     if name == "num_splits":
         variants += [dataclasses.replace(start, num_splits=s) for s in wave_full_splits(start, key, device)]
+        variants = [c for c in variants if c == start or not starves_slots(c, key, device)]
     if name == "tile_n":
         variants += [pipeline_matched(c, start) for c in variants]
     if name == "addresses_ahead":

@@ -110,8 +110,9 @@ def test_sweeps_of_a_split_profile_also_try_the_wave_matched_split_count():
     unsplit = LaunchProfile(64, 64, 1, 4, 3)
     assert {p.num_splits for p in tune.sweep_candidates(unsplit, "tile_n", key, h200)} == {1}
     assert {p.num_stages for p in tune.sweep_candidates(unsplit, "num_warps", key, h200)} == {3}
+    # 20 sequences fill 1 and 2 waves of 132 slots with 6 and 13 splits; 1 split fills 20 (starves_slots)
     assert [p.num_splits for p in tune.sweep_candidates(one_per_sm, "num_splits", key, h200)] == list(
-        tune.field_values(key)["num_splits"]) + [6, 13]  # 20 sequences fill 1 and 2 waves of 132 slots
+        tune.field_values(key)["num_splits"][1:]) + [6, 13]
 
 
 def test_split_sweep_tries_the_counts_that_fill_whole_waves():
@@ -126,6 +127,29 @@ def test_split_sweep_tries_the_counts_that_fill_whole_waves():
     assert 13 in splits and 26 in splits and len(splits) == len(set(splits))
     many = tune.case_shape_key(next(c for c in workloads.WORKLOADS["gqa-decode"].cases if "kv=32768" in c.label))
     assert tune.wave_full_splits(LaunchProfile.from_short("m16/n128/s1/w4/st2"), many, h200) == []  # 512 programs
+
+
+def test_split_sweep_skips_counts_that_starve_the_sms():
+    """Counts whose programs fill under a quarter of the program slots are not measured when the KV
+    range could take twice as many splits (v15: 1.07-116x slower than the bucket's best); the
+    start's own count stays, and a short KV range keeps its few splits."""
+    h200 = KNOWN_DEVICES["NVIDIA_H200"]
+    (mtp,) = [c for c in workloads.WORKLOADS["mtp-verify"].cases if "kv=32768 16q/1kv d256 bf16" in c.label]
+    key = tune.case_shape_key(mtp)
+    start = LaunchProfile.from_short("m64/n16/s13/w4/st5/ahead/wgmma")  # 264 slots, 20 sequences x 1 KV head
+    splits = {p.num_splits for p in tune.sweep_candidates(start, "num_splits", key, h200)}
+    assert 1 not in splits and 2 not in splits and {4, 13, 26} <= splits  # 4 x 20 = 80 programs >= 264 / 4
+    assert tune.starves_slots(dataclasses.replace(start, num_splits=3), key, h200)
+    assert not tune.starves_slots(dataclasses.replace(start, num_splits=4), key, h200)
+    starving = dataclasses.replace(start, num_splits=2)
+    assert starving in tune.sweep_candidates(starving, "num_splits", key, h200)  # the start is kept
+    (long,) = [c for c in workloads.WORKLOADS["long-request"].cases if "q=1 kv=131072 16q/1kv d256 fp8" in c.label]
+    long_key = tune.case_shape_key(long)
+    long_start = LaunchProfile.from_short("m16/n64/s256/w4/st3")
+    assert {p.num_splits for p in tune.sweep_candidates(long_start, "num_splits", long_key, h200)} >= {128, 256}
+    assert all(p.num_splits >= 66 for p in tune.sweep_candidates(long_start, "num_splits", long_key, h200))
+    short_key = ShapeKey(**long_key.bucket() | {"kv_len": 60})  # one tile of 64 keys: nothing to split
+    assert not tune.starves_slots(dataclasses.replace(long_start, num_splits=1), short_key, h200)
 
 
 @pytest.mark.parametrize("tile,stages,other_tile,matched_stages", [
