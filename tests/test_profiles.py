@@ -499,6 +499,24 @@ def test_profile_short_form_round_trips_and_rejects_other_text():
             LaunchProfile.from_short(bad)
 
 
+@pytest.mark.parametrize("profile,short,abbreviated", [
+    (LaunchProfile(64, 16, 13, 4, 4, warpgroup_mma=True), "m64/n16/s13/w4/st4/rowmajor/wgmma", "m64/n16/s13/w4/st4/wgmma"),
+    (LaunchProfile(64, 16, 13, 4, 5, addresses_ahead=True, warpgroup_mma=True),
+     "m64/n16/s13/w4/st5/rowmajor/ahead/wgmma", "m64/n16/s13/w4/st5/ahead/wgmma"),
+    (LaunchProfile(16, 32, 3, 2, 2, shared_exchange=True), "m16/n32/s3/w2/st2/rowmajor/exchange",
+     "m16/n32/s3/w2/st2/exchange"),
+    (LaunchProfile(16, 64, 3, 4, 3, keys_as_rows=True), "m16/n64/s3/w4/st3/rowmajor/keysrows",
+     "m16/n64/s3/w4/st3/keysrows"),
+], ids=["wgmma", "wgmma-ahead", "exchange", "keysrows"])
+def test_gluon_kernel_profiles_round_trip_as_text_and_ints(profile, short, abbreviated):
+    """Each Gluon kernel's flag survives the short form (with and without the default `rowmajor`)
+    and the custom ops' int list."""
+    assert profile.short() == short
+    assert LaunchProfile.from_short(short) == profile
+    assert LaunchProfile.from_short(abbreviated) == profile
+    assert LaunchProfile.from_ints(profile.to_ints()) == profile
+
+
 def test_kernel_hash_follows_the_code_not_its_docstrings(tmp_path, monkeypatch):
     """A docstring or comment edit must not throw away a tuned table; any code edit must."""
     ops = tmp_path / "ops"

@@ -65,14 +65,6 @@ def test_shared_memory_estimate_counts_every_buffer():
     assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 16 * 32 * 2 + 128 + 8 + 256
 
 
-def test_profile_text_round_trip():
-    profile = dataclasses.replace(EXCHANGE, num_splits=3)
-    assert profile.short() == "m16/n32/s3/w2/st2/rowmajor/exchange"
-    assert LaunchProfile.from_short(profile.short()) == profile
-    assert LaunchProfile.from_short("m16/n32/s3/w2/st2/exchange") == profile
-    assert LaunchProfile.from_ints(profile.to_ints()) == profile
-
-
 def test_tuner_moves_to_the_exchange_kernel_with_its_fixed_fields():
     start = LaunchProfile(16, 64, 1, 4, 3, addresses_ahead=True)
     moved = [v for v in sweep_candidates(start, "shared_exchange", PREFILL, H200) if v.shared_exchange]

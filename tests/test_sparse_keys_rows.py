@@ -78,14 +78,6 @@ def test_sm90_rules_send_small_fp8_groups_at_prefill_size_to_it(device, change, 
         assert chosen.shared_exchange
 
 
-def test_profile_text_round_trip():
-    profile = dataclasses.replace(KEYS_ROWS, num_splits=3, num_stages=3)
-    assert profile.short() == "m16/n64/s3/w4/st3/rowmajor/keysrows"
-    assert LaunchProfile.from_short(profile.short()) == profile
-    assert LaunchProfile.from_short("m16/n64/s3/w4/st3/keysrows") == profile
-    assert LaunchProfile.from_ints(profile.to_ints()) == profile
-
-
 def test_tuner_moves_to_the_keys_rows_kernel_with_its_fixed_fields():
     start = LaunchProfile(16, 32, 1, 2, 3, shared_exchange=True)
     moved = [v for v in sweep_candidates(start, "keys_as_rows", TP4, H200) if v.keys_as_rows]

@@ -151,14 +151,6 @@ def test_softcap_window_and_sinks_count_as_score_mods():
     assert api.has_score_mods(sinks=torch.zeros(4))
 
 
-def test_profile_text_round_trip():
-    profile = dataclasses.replace(WGMMA, num_splits=13)
-    assert profile.short() == "m64/n16/s13/w4/st4/rowmajor/wgmma"
-    assert LaunchProfile.from_short(profile.short()) == profile
-    assert LaunchProfile.from_short("m64/n16/s13/w4/st4/wgmma") == profile
-    assert LaunchProfile.from_ints(profile.to_ints()) == profile
-
-
 def test_tuner_moves_to_wgmma_with_its_fixed_fields():
     start = LaunchProfile(64, 16, 12, 4, 2, addresses_ahead=True)
     variants = sweep_candidates(start, "warpgroup_mma", MTP, H200)
