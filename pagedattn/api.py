@@ -22,6 +22,7 @@ from .ops.sparse import launch_sparse_attention
 from .ops.sparse_exchange import launch_sparse_exchange
 from .ops.sparse_keys_rows import launch_sparse_keys_rows
 from .ops.unified import launch_unified_attention
+from .ops.unified_keys_rows import launch_unified_keys_rows
 from .ops.verify_wgmma import launch_verify_wgmma
 from .profiles.select import Selection, select_profile
 from .profiles.types import LaunchProfile, ShapeKey, query_class
@@ -184,10 +185,10 @@ def _unified_op(
 ) -> None:
     chosen = LaunchProfile.from_ints(profile)
     k_scale_given, v_scale_given = _given_scale(k_scale_tensor, k_scale), _given_scale(v_scale_tensor, v_scale)
-    if chosen.warpgroup_mma:  # the profile layer admits it only without window, softcap or sinks
-        launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
-                            softmax_scale=softmax_scale, k_scale=k_scale_given, v_scale=v_scale_given,
-                            profile=chosen)
+    if chosen.warpgroup_mma or chosen.keys_as_rows:  # the profile layer admits them only without window, softcap, sinks
+        launch = launch_verify_wgmma if chosen.warpgroup_mma else launch_unified_keys_rows
+        launch(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, softmax_scale=softmax_scale,
+               k_scale=k_scale_given, v_scale=v_scale_given, profile=chosen)
         return
     launch_unified_attention(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,

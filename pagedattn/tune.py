@@ -104,7 +104,8 @@ from .profiles import rules, tables
 from .profiles import select as dispatch
 from .profiles.types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KERNELS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
-    MAX_STAGES, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+    MAX_STAGES, UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS,
+    LaunchProfile, ShapeKey, next_pow2,
 )
 
 REL_L2_BOUND = 1e-2
@@ -134,7 +135,8 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
         "addresses_ahead": (False, True),
         "warpgroup_mma": (False, True) if key.kernel == "unified" else (False,),
         "shared_exchange": (False, True) if key.kernel == "sparse" else (False,),
-        "keys_as_rows": (False, True) if key.kernel == "sparse" and key.kv_dtype == "fp8" else (False,),
+        "keys_as_rows": (False, True) if key.kv_dtype == "fp8" and (key.kernel == "sparse" or key.head_size == 256)
+        else (False,),
     }
 
 
@@ -181,14 +183,16 @@ def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile
     return dataclasses.replace(cand, num_stages=stages)
 
 
-def as_warpgroup_mma(profile: LaunchProfile) -> LaunchProfile:
+def as_warpgroup_mma(profile: LaunchProfile, key: ShapeKey) -> LaunchProfile:
     """`profile` moved to the warpgroup-MMA kernel: its tile, ring depth (at least 3), splits and
-    addresses_ahead, the kernel's fixed block and warps, no kv_major."""
+    addresses_ahead, the kernel's fixed block and warps, no kv_major or keys_as_rows (the moves
+    share one signature; only the keys-as-rows move reads `key`)."""
     return dataclasses.replace(profile, block_m=WGMMA_BLOCK_M, num_warps=WGMMA_WARPS, kv_major=False,
-                               num_stages=max(profile.num_stages, WGMMA_MIN_STAGES), warpgroup_mma=True)
+                               num_stages=max(profile.num_stages, WGMMA_MIN_STAGES), warpgroup_mma=True,
+                               keys_as_rows=False)
 
 
-def as_shared_exchange(profile: LaunchProfile) -> LaunchProfile:
+def as_shared_exchange(profile: LaunchProfile, key: ShapeKey) -> LaunchProfile:
     """`profile` moved to the sparse shared-exchange kernel: its tile (at most 32) and ring depth (at
     least 2) and splits, the kernel's fixed block and warps, no Triton-only flags."""
     return dataclasses.replace(profile, block_m=EXCHANGE_BLOCK_M, num_warps=EXCHANGE_WARPS, kv_major=False,
@@ -196,12 +200,20 @@ def as_shared_exchange(profile: LaunchProfile) -> LaunchProfile:
                                tile_n=min(profile.tile_n, 32), shared_exchange=True, keys_as_rows=False)
 
 
-def as_keys_as_rows(profile: LaunchProfile) -> LaunchProfile:
-    """`profile` moved to the sparse keys-as-rows kernel: its ring depth (at least 2) and splits, the
-    kernel's fixed block, 64-key tile and warps, no other kernel's flags."""
-    return dataclasses.replace(profile, block_m=KEYS_ROWS_BLOCK_M, tile_n=KEYS_ROWS_TILE, num_warps=KEYS_ROWS_WARPS,
-                               kv_major=False, addresses_ahead=False, shared_exchange=False,
-                               num_stages=max(profile.num_stages, EXCHANGE_MIN_STAGES), keys_as_rows=True)
+def as_keys_as_rows(profile: LaunchProfile, key: ShapeKey) -> LaunchProfile:
+    """`profile` moved to a keys-as-rows kernel, keeping its splits and no other kernel's flags.
+    Sparse (ops/sparse_keys_rows.py): its ring depth (at least 2), the kernel's fixed block, 64-key
+    tile and warps. Unified (ops/unified_keys_rows.py): block_m = the call's queries x group rounded
+    up to a power of two (at least 16), the 128-key tile and 8 warps, and its ring depth within 2..3
+    at up to 32 packed rows, 2 at 64 (shared memory: 3 stages at 64 rows need ~240 KB)."""
+    flags = dict(kv_major=False, addresses_ahead=False, warpgroup_mma=False, shared_exchange=False, keys_as_rows=True)
+    if key.kernel == "sparse":
+        return dataclasses.replace(profile, block_m=KEYS_ROWS_BLOCK_M, tile_n=KEYS_ROWS_TILE, num_warps=KEYS_ROWS_WARPS,
+                                   num_stages=max(profile.num_stages, EXCHANGE_MIN_STAGES), **flags)
+    block_m = max(16, next_pow2(key.group * key.max_seqlen_q))
+    stages = min(max(profile.num_stages, EXCHANGE_MIN_STAGES), 3 if block_m <= 32 else 2)
+    return dataclasses.replace(profile, block_m=block_m, tile_n=UNIFIED_KEYS_ROWS_TILE,
+                               num_warps=UNIFIED_KEYS_ROWS_WARPS, num_stages=stages, **flags)
 
 
 GLUON_MOVES = {"warpgroup_mma": as_warpgroup_mma, "shared_exchange": as_shared_exchange,
@@ -225,7 +237,7 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
     if name == "addresses_ahead":
         variants += [dataclasses.replace(c, num_stages=max(c.num_stages, 3)) for c in variants if c.addresses_ahead]
     if name in GLUON_MOVES:
-        variants = [GLUON_MOVES[name](c) if getattr(c, name) else c for c in variants]
+        variants = [GLUON_MOVES[name](c, key) if getattr(c, name) else c for c in variants]
     if name != "num_splits" and start.num_splits > 1:
         variants += [wave_matched(c, start, key, device) for c in variants]
     return list(dict.fromkeys(variants))

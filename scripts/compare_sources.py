@@ -63,7 +63,12 @@ def run_side(tree: str, cases: list, extra: list[dict], table: Path, tiny: bool)
                 profiles.append(prof)
         for prof in profiles:
             out = torch.full_like(sets[0].kwargs["q"], float("nan"))
-            fn(**sets[0].kwargs, out=out, profile=prof)
+            try:
+                fn(**sets[0].kwargs, out=out, profile=prof)
+            except ValueError as err:  # a profile this tree's profile layer refuses (a kernel it lacks)
+                print(json.dumps({"tree": tree, "case": label, "profile": prof.short(), "refused": str(err)}),
+                      flush=True)
+                continue
             outs = [torch.empty_like(s.kwargs["q"]) for s in sets]
             ms = time_calls([functools.partial(fn, **s.kwargs, out=o, profile=prof) for s, o in zip(sets, outs)])
             rows.append({"tree": tree, "workload": workload, "case": label, "profile": prof.short(), "ms": ms,

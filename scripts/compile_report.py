@@ -32,6 +32,7 @@ from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
 from pagedattn.ops.sparse_exchange import sparse_exchange_kernel  # noqa: E402
 from pagedattn.ops.sparse_keys_rows import keys_rows_constants, sparse_keys_rows_kernel  # noqa: E402
 from pagedattn.ops.unified import unified_attention_kernel  # noqa: E402
+from pagedattn.ops.unified_keys_rows import unified_keys_rows_kernel  # noqa: E402
 from pagedattn.ops.verify_wgmma import verify_wgmma_kernel  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 
@@ -119,6 +120,16 @@ def compile_sparse_keys_rows(q: str, group: int, head: int, page: int, profile: 
     return _compile(sparse_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
+def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES["fp8"], "v_ptr": TYPES["fp8"], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+            "lse_ptr": "*fp32", "cu_q_ptr": "*i32", "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
+    floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
+    sig, const = _signature(unified_keys_rows_kernel, ptrs, floats, {"k_scale_ptr", "v_scale_ptr"})
+    const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, STAGES=profile.num_stages,
+                 SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+    return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
+
+
 def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource) -> dict:
     """Build for sm90 and report; `source` is the front end (`ASTSource`, or Gluon's for a Gluon
     kernel). Strides and pointers are declared 16-divisible, as Triton specialises them at launch."""
@@ -195,6 +206,9 @@ def main() -> None:
     for group in (3, 6, 12):
         prof = LaunchProfile(16, 64, 1, 4, 2, keys_as_rows=True)
         rows.append((f"sparse {group}:1 D256 fp8", prof, compile_sparse_keys_rows("bf16", group, 256, 16, prof, False)))
+    for block_m, stages in ((16, 2), (16, 3), (64, 2)):
+        prof = LaunchProfile(block_m, 128, 8, 8, stages, keys_as_rows=True)
+        rows.append(("unified 16:1 D256 fp8", prof, compile_unified_keys_rows("bf16", 16, 256, 16, prof, True)))
     keys = ["regs", "stack", "smem", "serial", "waits", *SASS_OPS]
     print(f"{'case':32s} {'profile':40s} " + " ".join(f"{k:>6s}" for k in keys))
     for name, prof, info in rows:

@@ -107,15 +107,16 @@ def _check_rising_premises(growth: list[float]) -> None:
     assert any(0.0 < g < slack / 2 for g in growth), growth  # within the slack: no rescale, p > 1
 
 
-def plant_rising_scores(kwargs: dict, tile_n: int) -> None:
-    """Rewrite q and KV head 0's keys of unified inputs (one KV head) so that scores rise by ~0.05
-    per key (log2 units) with a jump of 30 at key 64: the running maximum grows a little on most
-    tiles (a lazily rescaling kernel keeps its stale exponent base, p > 1) and far past
-    RESCALE_SLACK on one (it must rescale O and l). Checks both premises on sequence 0."""
+def plant_rising_scores(kwargs: dict, tile_n: int, slope: float = 0.05, jump_at: int = 64) -> None:
+    """Rewrite q and KV head 0's keys of unified inputs (one KV head) so that scores rise by ~`slope`
+    per key (log2 units) with a jump of 30 at key `jump_at`: the running maximum grows a little on
+    most tiles (a lazily rescaling kernel keeps its stale exponent base, p > 1) and far past
+    RESCALE_SLACK on one (it must rescale O and l). Checks both premises on sequence 0 (a tile of
+    `tile_n` keys must rise by under RESCALE_SLACK / 2, and the jump must fall after the first tile)."""
     q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
     q.copy_(1.0 + 0.01 * torch.randn_like(q))  # q . 1 ~ head for every row
     for seq, kv_len in enumerate(kwargs["seq_lens"].tolist()):
-        _plant_rising_keys(q, k_cache, table[seq], kv_len, 0.05, 64)
+        _plant_rising_keys(q, k_cache, table[seq], kv_len, slope, jump_at)
     kv_len, page = int(kwargs["seq_lens"][0]), k_cache.shape[1]
     pos = torch.arange(kv_len, device=q.device)
     keys = k_cache[table[0, pos // page].long(), pos % page, 0]

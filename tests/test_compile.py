@@ -159,3 +159,33 @@ def test_sparse_keys_rows_kernel_builds_without_spills_within_the_estimate():
         assert build["smem"] <= build["estimate"] <= build["smem"] + third_term + 1024
         if build["terms"] == 2:
             assert build["regs"] <= 168
+
+
+_UNIFIED_KEYS_ROWS_PROGRAM = """
+import json, sys
+sys.path.insert(0, "scripts")
+import compile_report as cr
+from pagedattn.profiles.select import smem_bytes
+from pagedattn.profiles.types import LaunchProfile, ShapeKey
+rows = []
+for q, group, block_m, stages, split in (("bf16", 16, 16, 2, True), ("fp16", 16, 16, 3, False), ("bf16", 8, 32, 3, True),
+                                         ("bf16", 16, 64, 2, True), ("fp16", 24, 64, 2, False)):
+    profile = LaunchProfile(block_m, 128, 2 if split else 1, 8, stages, keys_as_rows=True)
+    key = ShapeKey("unified", "fp8", 256, group, "verify", 20, block_m // group, 20 * block_m // group, 1, 32768)
+    build = cr.compile_unified_keys_rows(q, group, 256, 16, profile, split)
+    rows.append(build | {"estimate": smem_bytes(profile, key), "block_m": block_m})
+print(json.dumps(rows))
+"""
+
+
+def test_unified_keys_rows_kernel_builds_unserialized_and_as_the_estimate_says():
+    """ops/unified_keys_rows.py for sm90 (bf16 and fp16 q, 16 to 64 packed rows, 2 and 3 stages,
+    splits or not): scores on FP8 wgmma (QGMMA: K is never converted), P.V on fp16 wgmma, no
+    mma.sync, none serialized, shared memory exactly as `select.smem_bytes` estimates (one program
+    per SM either way). Up to 32 packed rows no stack (145-240 registers); at 64 the build holds 255
+    registers and spills at most 128 bytes (v16 item 2: 112, a few loads per tile from L1)."""
+    for build in _compile_report(_UNIFIED_KEYS_ROWS_PROGRAM):
+        assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
+        assert build["serial"] is False and build["regs"] <= 255
+        assert build["stack"] <= (128 if build["block_m"] == 64 else 0)
+        assert build["smem"] == build["estimate"]

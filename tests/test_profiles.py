@@ -204,12 +204,14 @@ def test_verify_gate_applies_only_on_gfx950():
                                         "addresses_ahead": True}),
     (dataclasses.replace(unified_key(20, 4, 16, 1, 32768), score_mods=True),
      {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
-    (unified_key(20, 4, 32, 2, 70000, "fp8"), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True}),
+    (unified_key(20, 4, 32, 2, 70000, "fp8"), {"tile_n": 128, "num_warps": 8, "num_stages": 2, "keys_as_rows": True}),
+    (unified_key(1, 1, 16, 1, 131072, "fp8"), {"tile_n": 128, "num_warps": 8, "num_stages": 2, "keys_as_rows": True}),
+    (unified_key(20, 4, 32, 2, 4096, "fp8"), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True}),
     (dataclasses.replace(unified_key(20, 4, 32, 2, 70000, "fp8"), score_mods=True),
      {"tile_n": 32, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
     (unified_key(4, 8192, 32, 8, 8192, head_size=128), {"addresses_ahead": True}),  # prefill
 ], ids=["decode-d128", "verify-d128", "verify-d256-bf16", "verify-d256-bf16-softcap", "verify-d256-fp8",
-        "verify-d256-fp8-softcap", "prefill"])
+        "decode-d256-fp8-long", "verify-d256-fp8-4096-keys", "verify-d256-fp8-softcap", "prefill"])
 def test_sm90_rules_set_the_h200_table_fields(key, fields):
     chosen = select_profile(key, H200)
     assert chosen.source == "rules" and "H200" in chosen.detail
@@ -231,10 +233,10 @@ def test_sm90_rules_stay_off_shapes_the_h200_table_has_no_bucket_for(key):
 
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_laddered_profile_gets_its_own_split_count(kv_dtype):
-    """w8 -> w4 fits two verify programs per SM instead of one (FP8: 112 KB of shared memory at
-    n32/st4/ahead, two per SM), so the split count doubles: the H200 table's 12 splits for 20
-    sequences of one KV head; the default with 8 warps takes 6."""
-    key = unified_key(20, 4, 16, 1, 32768, kv_dtype)
+    """w8 -> w4 fits two verify programs per SM instead of one (the wgmma kernel, FP8 pages up to
+    4,096 keys: 88 KB of shared memory, two per SM), so the split count doubles: the H200 table's
+    12 splits for 20 sequences of one KV head; the default with 8 warps takes 6."""
+    key = unified_key(20, 4, 16, 1, 32768 if kv_dtype == "bf16" else 4096, kv_dtype)
     default, chosen = default_profile(key, H200), select_profile(key, H200).profile
     assert (default.num_warps, default.num_splits) == (8, 6)
     assert (chosen.num_warps, chosen.num_splits) == (4, 12)

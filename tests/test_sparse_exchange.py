@@ -68,9 +68,9 @@ def test_shared_memory_estimate_counts_every_buffer():
 def test_tuner_moves_to_the_exchange_kernel_with_its_fixed_fields():
     start = LaunchProfile(16, 64, 1, 4, 3, addresses_ahead=True)
     moved = [v for v in sweep_candidates(start, "shared_exchange", PREFILL, H200) if v.shared_exchange]
-    assert as_shared_exchange(start) in moved
+    assert as_shared_exchange(start, PREFILL) in moved
     assert all(select.shape_problem(v, PREFILL) is None for v in moved)
-    assert (as_shared_exchange(start).tile_n, as_shared_exchange(start).num_stages) == (32, 3)
+    assert (as_shared_exchange(start, PREFILL).tile_n, as_shared_exchange(start, PREFILL).num_stages) == (32, 3)
     # a tile change keeps the ring's bytes: 2 x 32 keys -> 4 x 16 keys; never below the 2-stage minimum
     assert pipeline_matched(dataclasses.replace(EXCHANGE, tile_n=16), EXCHANGE).num_stages == 4
     assert pipeline_matched(dataclasses.replace(EXCHANGE, tile_n=64), EXCHANGE).num_stages == 2

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({}, {"kv_dtype": "bf16"}, "FP8 pages only"),
     ({}, {"head_size": 64}, "head sizes 128 and 256"),
     ({}, {"group": 24}, "smaller than the GQA group"),
-    ({}, {"kernel": "unified"}, "sparse-kernel"),
+    ({}, {"kernel": "unified"}, "two warpgroups"),  # a unified call: the unified keys-as-rows kernel's fields
 ])
 def test_every_reason_the_keys_rows_kernel_refuses_a_call(profile_change, key_change, needle):
     check_shape_refusal(dataclasses.replace(KEYS_ROWS, **profile_change), dataclasses.replace(TP4, **key_change),
@@ -81,7 +81,7 @@ def test_sm90_rules_send_small_fp8_groups_at_prefill_size_to_it(device, change, 
 def test_tuner_moves_to_the_keys_rows_kernel_with_its_fixed_fields():
     start = LaunchProfile(16, 32, 1, 2, 3, shared_exchange=True)
     moved = [v for v in sweep_candidates(start, "keys_as_rows", TP4, H200) if v.keys_as_rows]
-    assert moved == [as_keys_as_rows(start)]
+    assert moved == [as_keys_as_rows(start, TP4)]
     assert moved[0] == dataclasses.replace(KEYS_ROWS, num_stages=3)
     assert select.shape_problem(moved[0], TP4) is None
     back = [v for v in sweep_candidates(moved[0], "shared_exchange", TP4, H200) if v.shared_exchange]

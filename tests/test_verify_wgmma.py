@@ -39,10 +39,14 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
 
 
 @pytest.mark.parametrize("device", [H200, H100], ids=["H200", "H100"])
-@pytest.mark.parametrize("kv_dtype,group,draft", [("bf16", 16, 4), ("fp16", 16, 4), ("bf16", 8, 8), ("bf16", 6, 10),
-                                                   ("fp8", 16, 4), ("fp8", 8, 2)])
-def test_sm90_without_a_table_runs_plain_verify_at_head_256_on_wgmma(device, kv_dtype, group, draft):
-    key = dataclasses.replace(MTP, kv_dtype=kv_dtype, group=group, max_seqlen_q=draft, num_tokens=20 * draft)
+@pytest.mark.parametrize("kv_dtype,group,draft,kv_len", [("bf16", 16, 4, 32768), ("fp16", 16, 4, 32768),
+                                                          ("bf16", 8, 8, 32768), ("bf16", 6, 10, 32768),
+                                                          ("fp8", 16, 4, 4096), ("fp8", 8, 2, 2048)])
+def test_sm90_without_a_table_runs_plain_verify_at_head_256_on_wgmma(device, kv_dtype, group, draft, kv_len):
+    """16-bit pages, and FP8 pages up to 4,096 keys (longer ones take the keys-as-rows kernel,
+    tests/test_unified_keys_rows.py)."""
+    key = dataclasses.replace(MTP, kv_dtype=kv_dtype, group=group, max_seqlen_q=draft, num_tokens=20 * draft,
+                              kv_len=kv_len)
     chosen = select.untuned_selection(key, device)
     assert chosen.source == "rules" and chosen.profile.warpgroup_mma
     assert (chosen.profile.block_m, chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == \
@@ -155,11 +159,11 @@ def test_tuner_moves_to_wgmma_with_its_fixed_fields():
     start = LaunchProfile(64, 16, 12, 4, 2, addresses_ahead=True)
     variants = sweep_candidates(start, "warpgroup_mma", MTP, H200)
     moved = [v for v in variants if v.warpgroup_mma]
-    assert as_warpgroup_mma(start) in moved
+    assert as_warpgroup_mma(start, MTP) in moved
     assert all(select.shape_problem(v, MTP) is None for v in moved)
-    assert as_warpgroup_mma(start).num_stages == 3 and as_warpgroup_mma(start).num_splits == 12
-    assert as_warpgroup_mma(start).addresses_ahead and not as_warpgroup_mma(dataclasses.replace(
-        start, addresses_ahead=False)).addresses_ahead  # the kernel has both forms: the move keeps the flag
+    assert as_warpgroup_mma(start, MTP).num_stages == 3 and as_warpgroup_mma(start, MTP).num_splits == 12
+    assert as_warpgroup_mma(start, MTP).addresses_ahead and not as_warpgroup_mma(dataclasses.replace(
+        start, addresses_ahead=False), MTP).addresses_ahead  # the kernel has both forms: the move keeps the flag
     # a tile change keeps the ring's bytes: 4 x 16 keys -> 2 x 32 keys, raised to the 3-stage minimum
     assert pipeline_matched(dataclasses.replace(WGMMA, tile_n=32), WGMMA).num_stages == 3
     assert pipeline_matched(dataclasses.replace(WGMMA, tile_n=16), dataclasses.replace(WGMMA, tile_n=32,

@@ -29,7 +29,8 @@ from ..device import DeviceInfo
 from . import rules, tables
 from .types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
-    WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+    UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
+    ShapeKey, next_pow2,
 )
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -82,8 +83,15 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     kernel an upper bound within ~5 KB: q's e4m3 terms (three counted: fp16 q takes three, bf16 q
     two, and the key does not say which), its K/V ring, an fp32 mask per ring key, P^T (fp16, 64
     keys x the group's heads rounded up to 8 or 16), four growths and 1 KB for the buffers'
-    alignment (76,560 B built against 81,424 at D=256, 12 heads, 2 stages, bf16 q)."""
+    alignment (76,560 B built against 81,424 at D=256, 12 heads, 2 stages, bf16 q). The unified
+    keys-as-rows kernel allocates exactly q's two e4m3 tiles, its K/V ring, a byte per ring key, P^T
+    (fp16, 128 keys x block_m), eight growths and the column reductions' scratch across the eight
+    warps (fp32, 8 x block_m): 182,560 B at 64 packed rows, 2 stages."""
     head_pad = next_pow2(key.head_size)
+    if profile.keys_as_rows and key.kernel == "unified":
+        ring = profile.num_stages * UNIFIED_KEYS_ROWS_TILE
+        return 2 * profile.block_m * head_pad + 2 * ring * head_pad + ring + \
+            UNIFIED_KEYS_ROWS_TILE * profile.block_m * 2 + 4 * UNIFIED_KEYS_ROWS_WARPS * (1 + profile.block_m)
     if profile.keys_as_rows:
         heads = max(8, next_pow2(key.group))
         ring = profile.num_stages * KEYS_ROWS_TILE
@@ -116,7 +124,7 @@ def shape_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     if profile.block_m < key.group:
         return f"block_m={profile.block_m} is smaller than the GQA group ({key.group})"
     if profile.keys_as_rows:
-        return keys_rows_problem(profile, key)
+        return keys_rows_problem(profile, key) if key.kernel == "sparse" else unified_keys_rows_problem(profile, key)
     if profile.warpgroup_mma:
         return wgmma_problem(profile, key)
     return exchange_problem(profile, key) if profile.shared_exchange else None
@@ -163,8 +171,6 @@ def exchange_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
 
 def keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     """Why the sparse keys-as-rows kernel (ops/sparse_keys_rows.py) cannot run `key` with `profile`."""
-    if key.kernel != "sparse":
-        return "keys_as_rows is a sparse-kernel profile"
     if (profile.block_m, profile.tile_n, profile.num_warps) != (KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS):
         return (f"keys_as_rows runs block_m={KEYS_ROWS_BLOCK_M}, tile_n={KEYS_ROWS_TILE} with {KEYS_ROWS_WARPS} warps "
                 f"(one warpgroup)")
@@ -176,6 +182,28 @@ def keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
         return "keys_as_rows runs FP8 pages only (its scores are FP8 products)"
     if key.head_size not in (128, 256):
         return f"keys_as_rows supports head sizes 128 and 256 (O^T's halves are wgmma rows), not {key.head_size}"
+    return None
+
+
+def unified_keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
+    """Why the unified keys-as-rows kernel (ops/unified_keys_rows.py) cannot run `key` with `profile`."""
+    if (profile.tile_n, profile.num_warps) != (UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS) or \
+            profile.block_m > 64:
+        return (f"keys_as_rows (unified) runs tile_n={UNIFIED_KEYS_ROWS_TILE} with {UNIFIED_KEYS_ROWS_WARPS} warps "
+                f"(two warpgroups) and block_m 16 to 64 (wgmma's N)")
+    if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma or profile.shared_exchange:
+        return "keys_as_rows has no kv_major, addresses_ahead, warpgroup_mma or shared_exchange form"
+    if profile.num_stages < EXCHANGE_MIN_STAGES:
+        return f"keys_as_rows needs num_stages >= {EXCHANGE_MIN_STAGES} (its K/V ring)"
+    if key.kv_dtype != "fp8":
+        return "keys_as_rows runs FP8 pages only (its scores are FP8 products)"
+    if key.head_size != 256:
+        return f"keys_as_rows (unified) supports head size 256 (O^T's halves split over two warpgroups), not {key.head_size}"
+    if key.group * key.max_seqlen_q > profile.block_m:
+        return (f"keys_as_rows packs a sequence's queries x group into one block of {profile.block_m} columns: "
+                f"{key.max_seqlen_q} x {key.group} do not fit")
+    if key.score_mods:
+        return "keys_as_rows has no sliding window, softcap or sinks"
     return None
 
 

@@ -21,6 +21,8 @@ EXCHANGE_MIN_STAGES = 2  # its K/V ring: one tile computed while the next one's 
 KEYS_ROWS_BLOCK_M = 16  # the sparse keys-as-rows kernel's largest group (its heads are wgmma's N, <= 16)
 KEYS_ROWS_TILE = 64  # its keys per step: one wgmma's rows
 KEYS_ROWS_WARPS = 4  # one warpgroup
+UNIFIED_KEYS_ROWS_TILE = 128  # keys per step of the unified keys-as-rows kernel: 64 wgmma rows per warpgroup
+UNIFIED_KEYS_ROWS_WARPS = 8  # its two warpgroups
 
 
 def next_pow2(n: int) -> int:
@@ -57,11 +59,14 @@ class LaunchProfile:
                 of at most 16 heads: `select.exchange_problem`). block_m 16 and 2 warps;
                 num_stages is its K/V ring depth (>= 2); kv_major and addresses_ahead do not apply
                 (token ids are always read a step ahead) and stay False.
-    keys_as_rows  sparse only: run ops/sparse_keys_rows.py, the Gluon kernel whose wgmma rows are
-                64 selected keys and whose N is the group's heads (sm90; FP8 pages, head size 128
-                or 256, groups of at most 16: `select.keys_rows_problem`). block_m 16, tile_n 64
-                and 4 warps (one warpgroup); num_stages is its K/V ring depth (>= 2); kv_major and
-                addresses_ahead do not apply and stay False.
+    keys_as_rows  run a Gluon kernel whose wgmma rows are keys (sm90, FP8 pages; kv_major and
+                addresses_ahead do not apply and stay False; num_stages is its K/V ring depth, >= 2).
+                Sparse: ops/sparse_keys_rows.py, 64 selected keys per step, N = the group's heads
+                (head size 128 or 256, groups of at most 16: `select.keys_rows_problem`); block_m
+                16, tile_n 64, 4 warps (one warpgroup). Unified: ops/unified_keys_rows.py, 128 keys
+                per step, N = block_m packed query rows (16 to 64; head size 256, sequences that fit
+                one block, no window/softcap/sinks: `select.unified_keys_rows_problem`); tile_n 128,
+                8 warps (two warpgroups).
     """
 
     block_m: int

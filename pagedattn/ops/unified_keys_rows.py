@@ -1,0 +1,246 @@
+"""Decode and verify attention over FP8 pages with 128 keys as the rows of Hopper's wgmma, in Gluon.
+
+The unified call for FP8 pages at head size 256 whose every sequence's queries fit one block. The
+warpgroup-MMA verify kernel (ops/verify_wgmma.py) puts the 64 packed query rows on wgmma's M and 16
+keys on its N, so each 16-key tile costs one Q.K^T / softmax / P.V chain of ~1.1 us per program and
+reads both of q's e4m3 tiles from shared memory again (perf-notes §6 items 1 and 3). Here the keys
+are the rows, as in ops/sparse_keys_rows.py, and the packed query rows are N:
+
+* S^T = K . Q^T on FP8 wgmma, 128 keys per step (two warpgroups, 64 keys each), K straight from the
+  cp.async ring, q as ops/verify_wgmma.py's two e4m3 tiles (`_e4m3_pair`) read once per 128 keys;
+  2^-k per packed row, the softmax scale and k_scale scale the scores per column;
+* the softmax runs down the keys with ops/sparse_keys_rows.py's lazy base: each warp's largest
+  growth over the running base goes to shared memory with P^T, and only a growth past
+  RESCALE_SLACK moves the base, rescales O and l and rewrites P^T (a second barrier);
+* O^T = V^T . P^T on fp16 wgmma, V converted in registers as the A operand (int16 pairs of e4m3
+  values, ops/sparse_exchange.py's `_fp8_pairs_to_fp16`), so O^T splits into even and odd head
+  dimensions; each warpgroup owns half of each (64 fp32 registers per thread at 64 packed rows),
+  32 keys of V at a time.
+K/V tiles are copied with ops/verify_wgmma.py's page addressing (`_tile_pages`, `_issue_tile`):
+page ids outside [0, num_blocks) and entries past the table's width are masked, never copied,
+never attended; a byte per ring key says which keys are usable. KV segments are cut from each
+sequence's length on the device as in ops/unified.py; segments past a sequence's keys write
+lse = -inf and exit; rows that see no key write 0.
+
+Grid: (sequences, KV heads, KV segments). Column c of a program is token c // GROUP, head c % GROUP
+of its sequence, as ops/unified.py packs rows. The profile layer routes here only FP8 pages, head
+size 256, GROUP x max_seqlen_q <= block_m, no sliding window, softcap or sinks
+(`select.unified_keys_rows_problem`); it runs on sm90 only and never under the Triton interpreter
+(Gluon kernels do not interpret), so the CPU suite tests its build offline and the GPU suite its
+results.
+
+Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
+  block_m (N)   the packed query rows: GROUP x max_seqlen_q rounded up to a power of two, 16 to 64
+                (wgmma's N; 64 packed rows keep O^T at 64 fp32 registers per thread).
+  TILE_N = 128  keys per step: 64 rows of each warpgroup's wgmma.
+  num_warps = 8 two warpgroups (keys for the scores, head-dimension halves for O^T).
+  head size 256 O^T's even and odd halves (128 rows each) split across the two warpgroups.
+  num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
+                stages x 128 x 256 x 2 (K, V) + stages x 128 (usable keys) + 128 x block_m x 2 (P^T):
+                at 64 packed rows and 2 stages ~177 KB (one program per SM); 3 stages fit at 16.
+  num_splits    sequences x KV heads programs must fill the SMs (one program per SM).
+"""
+
+import torch
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.ampere import async_copy
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma, warpgroup_mma_wait
+
+from ..profiles.types import UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, LaunchProfile
+from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
+from .sparse_exchange import _fp8_pairs_to_fp16
+from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _scale, _tile_pages
+
+WARPS = gl.constexpr(UNIFIED_KEYS_ROWS_WARPS)
+TILE_N = gl.constexpr(UNIFIED_KEYS_ROWS_TILE)
+
+
+@gluon.constexpr_function
+def _v_chunk(hn):
+    """Keys of V converted and multiplied at a time: 2,048 / packed rows (32 at 64 rows: 8 fp16
+    registers per thread per half of V; the whole tile at 16), so P.V waits fewer times where
+    registers allow."""
+    return 32
+
+
+@gluon.jit(do_not_specialize=BATCH_SIZED_ARGS)
+def unified_keys_rows_kernel(
+    q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, cu_q_ptr, seq_lens_ptr, table_ptr,
+    num_tokens, num_blocks, max_blocks, num_splits,
+    stride_q_tok, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
+    stride_v_block, stride_v_slot, stride_v_head, stride_o_tok, stride_o_head, stride_table,
+    k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value,
+    NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, HN: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
+    STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr, K_SCALE_TENSOR: gl.constexpr,
+    V_SCALE_TENSOR: gl.constexpr,
+):
+    seq = gl.program_id(0)
+    kv_head = gl.program_id(1)
+    split = gl.program_id(2)
+    DTYPE: gl.constexpr = q_ptr.dtype.element_ty
+    COPY: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [WARPS, 1], [1, 0])
+    Q_LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
+    S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, HN, 32])
+    O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, HN, 16])
+    V_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
+    KEYS: gl.constexpr = gl.SliceLayout(1, S_MMA)
+    COLS: gl.constexpr = gl.SliceLayout(0, S_MMA)
+    FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    CHUNK: gl.constexpr = _v_chunk(HN)
+    GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # every warp's value in every thread
+
+    q_first = gl.load(cu_q_ptr + seq)
+    q_len = gl.load(cu_q_ptr + seq + 1) - q_first
+    if q_len == 0:
+        return
+    kv_len = gl.load(seq_lens_ptr + seq)
+    context = kv_len - q_len  # absolute position of the sequence's first query
+    num_tiles = gl.cdiv(kv_len, TILE_N)
+    per_split = gl.cdiv(num_tiles, num_splits)
+    tile_lo = split * per_split
+    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
+
+    offs_c = gl.arange(0, HN, layout=COLS)
+    col_ok = (offs_c < HN // GROUP * GROUP) & (offs_c // GROUP < q_len)
+    part_cols = (split * num_tokens + q_first + offs_c // GROUP).to(gl.int64) * NUM_Q_HEADS + kv_head * GROUP + \
+        offs_c % GROUP
+    if SPLIT:
+        if tile_lo >= tile_hi:  # segment starts past this sequence's keys
+            gl.store(lse_ptr + part_cols, gl.full([HN], float("-inf"), gl.float32, COLS), mask=col_ok)
+            return
+
+    offs_q = gl.arange(0, HN, layout=gl.SliceLayout(1, Q_LOAD))
+    q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
+    q_ok = (offs_q < HN // GROUP * GROUP) & (offs_q // GROUP < q_len)
+    q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
+                mask=q_ok[:, None], other=0.0)
+    q_hi, q_lo, down = _e4m3_pair(q.to(gl.float32))
+    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([HN, D], gl.float8e4nv)
+    q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_hi)
+    q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_lo)
+    col_scale = gl.convert_layout(down, COLS) * (softmax_scale * LOG2E
+                                                 * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
+    q_pos = gl.where(col_ok, context + offs_c // GROUP, -1)  # padding columns see no key
+
+    k_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D],
+                                       gl.NVMMASharedLayout.get_default_for([TILE_N, D], gl.float8e4nv))
+    v_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D], gl.SwizzledSharedLayout(16, 1, 8, order=[1, 0]))
+    v_pairs = v_ring._reinterpret(gl.int16, [STAGES, TILE_N, D // 2], gl.SwizzledSharedLayout(8, 1, 8, order=[1, 0]))
+    usable_smem = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], FLAT)
+    p_smem = gl.allocate_shared_memory(gl.float16, [TILE_N, HN],
+                                       gl.NVMMASharedLayout.get_default_for([TILE_N, HN], gl.float16))
+    growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT)
+    table_row = table_ptr + seq.to(gl.int64) * stride_table
+    k_head = kv_head * stride_k_head
+    v_head = kv_head * stride_v_head
+    for ahead in gl.static_range(STAGES - 1):
+        phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
+                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+                    SAME_STRIDES, COPY)
+    # the first loop step's page-table entries; each step then reads the next step's (-1: not usable),
+    # so the table load is not waited for between a tile's landing and its successor's copies
+    phys, ok = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+    pages = gl.where(ok, phys, -1)
+
+    o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
+    o_odd = gl.zeros([D // 2, HN], gl.float32, O_MMA)
+    m_i = gl.full([HN], -1.0e30, gl.float32, COLS)
+    l_i = gl.zeros([TILE_N, HN], gl.float32, S_MMA)
+    for t in range(tile_lo, tile_hi):
+        async_copy.wait_group(STAGES - 2)
+        gl.thread_barrier()  # tile t landed for every warp; all are done with tile t - 1's slot and P^T
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages, pages >= 0, t + STAGES - 1, k_head, v_head,
+                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+                    SAME_STRIDES, COPY)
+        phys, ok = _tile_pages(table_row, t + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        pages = gl.where(ok, phys, -1)
+        fence_async_shared()
+        k_tile = k_ring.index(t % STAGES)
+        s = warpgroup_mma(k_tile, q_hi_smem.permute([1, 0]), gl.zeros([TILE_N, HN], gl.float32, S_MMA),
+                          use_acc=False, is_async=True)
+        s = warpgroup_mma(k_tile, q_lo_smem.permute([1, 0]), s, is_async=True)
+        v_slot = v_pairs.index(t % STAGES)
+        raw = v_slot.slice(0, CHUNK, dim=0).permute([1, 0]).load(V_OP)
+        pos = gl.where(usable_smem.index(t % STAGES).load(KEYS) != 0, t * TILE_N + gl.arange(0, TILE_N, layout=KEYS),
+                       2 ** 30)  # unusable keys lie past every query
+        s = warpgroup_mma_wait(num_outstanding=0, deps=(s,))
+        s = gl.where(pos[:, None] <= q_pos[None, :], s * col_scale[None, :], float("-inf"))
+        growth = s - m_i[None, :]
+        p = gl.exp2(growth)
+        # warp w holds keys 16w .. 16w + 15 of the tile: its largest growth over them and all columns
+        growth_smem.store(gl.max(gl.max(gl.reshape(growth, [WARPS, TILE_N // WARPS, HN]), axis=2), axis=1))
+        p_smem.store(p.to(gl.float16))
+        fence_async_shared()
+        gl.thread_barrier()  # every warp's P^T rows and growth
+        if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:
+            m_new = gl.maximum(m_i, gl.max(s, axis=0))
+            alpha = gl.exp2(m_i - m_new)
+            alpha_o = gl.convert_layout(alpha, gl.SliceLayout(0, O_MMA))
+            o_even = o_even * alpha_o[None, :]
+            o_odd = o_odd * alpha_o[None, :]
+            l_i = l_i * alpha[None, :]
+            m_i = m_new
+            p = gl.exp2(s - m_i[None, :])
+            p_smem.store(p.to(gl.float16))
+            fence_async_shared()
+            gl.thread_barrier()
+        l_i = l_i + p
+        for c in gl.static_range(TILE_N // CHUNK):
+            v_even, v_odd = _fp8_pairs_to_fp16(raw)
+            o_even = warpgroup_mma(v_even, p_smem.slice(c * CHUNK, CHUNK, dim=0), o_even, is_async=True)
+            o_odd = warpgroup_mma(v_odd, p_smem.slice(c * CHUNK, CHUNK, dim=0), o_odd, is_async=True)
+            if c + 1 < TILE_N // CHUNK:  # the next chunk's V is read while this one's products run
+                raw = v_slot.slice((c + 1) * CHUNK, CHUNK, dim=0).permute([1, 0]).load(V_OP)
+            o_even, o_odd = warpgroup_mma_wait(num_outstanding=0, deps=(o_even, o_odd))
+    async_copy.wait_group(0)
+
+    l_sum = gl.sum(l_i, axis=0)
+    has_keys = l_sum > 0.0
+    o_scale = gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
+                       0.0)
+    o_scale = gl.convert_layout(o_scale, gl.SliceLayout(0, O_MMA))
+    OUT: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
+    # O^T's even and odd head dimensions interleaved back into rows of packed queries
+    o = gl.reshape(gl.permute(gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :]), [1, 0, 2]), [HN, D])
+    o = gl.convert_layout(o, OUT)
+    offs_o = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
+    o_ok = (offs_o < HN // GROUP * GROUP) & (offs_o // GROUP < q_len)
+    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))
+    tok = (q_first + offs_o // GROUP).to(gl.int64)
+    head = kv_head * GROUP + offs_o % GROUP
+    if SPLIT:
+        rows_o = ((split * num_tokens).to(gl.int64) + tok) * NUM_Q_HEADS + head
+        gl.store(part_ptr + (rows_o * D)[:, None] + offs_d[None, :], o, mask=o_ok[:, None])
+        lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_sum, 1.0)), float("-inf"))
+        gl.store(lse_ptr + part_cols, lse, mask=col_ok)
+    else:
+        gl.store(out_ptr + (tok * stride_o_tok + head * stride_o_head)[:, None] + offs_d[None, :], o.to(DTYPE),
+                 mask=o_ok[:, None])
+
+
+def launch_unified_keys_rows(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *,
+                             softmax_scale: float, k_scale=None, v_scale=None, profile: LaunchProfile) -> None:
+    """Launch with the given profile (its packed rows, stages and splits); decides nothing. k_scale and
+    v_scale (float or device tensor) are the FP8 pages' dequantisation scales."""
+    num_tokens, num_q_heads, head = q.shape
+    num_blocks, page, num_kv_heads, _ = k_cache.shape
+    splits = profile.num_splits
+    if num_tokens == 0:
+        return
+    part, lse = split_workspace(splits, num_tokens, num_q_heads, head, out)
+    k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
+    v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
+    unified_keys_rows_kernel[(seq_lens.shape[0], num_kv_heads, splits)](
+        q, k_cache, v_cache, out, part, lse, cu_seqlens_q, seq_lens, block_table,
+        num_tokens, num_blocks, block_table.shape[1], splits,
+        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
+        block_table.stride(0), k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v,
+        NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HN=profile.block_m, D=head, PAGE=page,
+        STAGES=profile.num_stages, SPLIT=splits > 1, SAME_STRIDES=k_cache.stride() == v_cache.stride(),
+        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, num_warps=UNIFIED_KEYS_ROWS_WARPS,
+    )
+    if splits > 1:
+        launch_merge(part, lse, out)

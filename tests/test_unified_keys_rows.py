@@ -1,0 +1,217 @@
+"""The unified keys-as-rows kernel (ops/unified_keys_rows.py, profile flag `keys_as_rows` on a unified call).
+
+Where the profile layer sends a call and why it refuses one are pure functions, tested here on the
+CPU. The kernel is written in Gluon, which Triton's interpreter does not run: its sm90 build is
+checked offline in tests/test_compile.py and its results by the GPU tests below (marked `gpu`:
+skipped on machines without a CUDA GPU, and on GPUs other than sm90).
+"""
+
+import dataclasses
+
+import pytest
+import torch
+
+import pagedattn
+from pagedattn import LaunchProfile, reference
+from pagedattn.device import INTERPRETER, KNOWN_DEVICES
+from pagedattn.profiles import select
+from pagedattn.profiles.types import ShapeKey
+from pagedattn.tune import as_keys_as_rows, sweep_candidates
+from pagedattn.workloads import UnifiedShape
+from conftest import (
+    assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_unified_graph_replay, nan_like,
+    plant_rising_scores,
+)
+
+H200 = KNOWN_DEVICES["NVIDIA_H200"]
+H100 = KNOWN_DEVICES["NVIDIA_H100_80GB_HBM3"]
+A100 = KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]
+KEYS_ROWS = LaunchProfile(64, 128, 1, 8, 2, keys_as_rows=True)
+MTP = ShapeKey("unified", "fp8", 256, 16, "verify", 20, 4, 80, 1, 32768)  # B=20, 4 draft tokens, 16q/1kv
+LONG = ShapeKey("unified", "fp8", 256, 16, "decode", 1, 1, 1, 1, 131072)  # one long request, one token
+
+
+pytestmark = pytest.mark.usefixtures("no_tuned_tables")
+
+
+# ----------------------------------------------------------------------------- selection (CPU)
+
+
+@pytest.mark.parametrize("profile_change,key_change,needle", [
+    ({"num_warps": 4}, {}, "two warpgroups"),
+    ({"tile_n": 64}, {}, "two warpgroups"),
+    ({"block_m": 128}, {}, "block_m 16 to 64"),
+    ({"kv_major": True}, {}, "kv_major"),
+    ({"addresses_ahead": True}, {}, "addresses_ahead"),
+    ({"num_stages": 1}, {}, "num_stages >= 2"),
+    ({}, {"kv_dtype": "bf16"}, "FP8 pages only"),
+    ({}, {"head_size": 128}, "head size 256"),
+    ({}, {"max_seqlen_q": 5}, "do not fit"),
+    ({"block_m": 16}, {}, "do not fit"),
+    ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
+    ({}, {"score_mods": True}, "softcap"),
+])
+def test_every_reason_the_unified_keys_rows_kernel_refuses_a_call(profile_change, key_change, needle):
+    check_shape_refusal(dataclasses.replace(KEYS_ROWS, **profile_change), dataclasses.replace(MTP, **key_change),
+                        needle, H200)
+    assert select.shape_problem(KEYS_ROWS, MTP) is None  # the unchanged pair is fine
+    assert select.shape_problem(dataclasses.replace(KEYS_ROWS, block_m=16, num_splits=256, num_stages=3), LONG) is None
+
+
+@pytest.mark.parametrize("device", [H200, H100], ids=["H200", "H100"])
+@pytest.mark.parametrize("change,keys_as_rows", [
+    ({}, True),  # MTP verify, 64 packed rows
+    ({"num_kv_heads": 2}, True),  # 32q/2kv
+    ({"group": 8, "max_seqlen_q": 8, "num_tokens": 160}, True),
+    ({"kv_len": 4096}, False),  # up to 4,096 keys: the wgmma kernel (not measured on keys-as-rows)
+    ({"max_seqlen_q": 5, "num_tokens": 100}, False),  # 80 packed rows
+    ({"kv_dtype": "bf16"}, False),
+    ({"head_size": 128}, False),
+    ({"score_mods": True}, False),
+])
+def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, change, keys_as_rows):
+    for key in (dataclasses.replace(MTP, **change), dataclasses.replace(LONG, **change)):
+        if key.group * key.max_seqlen_q > 64 and key.query_class == "decode":
+            continue
+        chosen = select.untuned_selection(key, device)
+        assert chosen.profile.keys_as_rows == keys_as_rows, key
+        assert select.shape_problem(chosen.profile, key) is None
+        if keys_as_rows:
+            assert (chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == (128, 8, 2)
+            assert chosen.profile.block_m == max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
+
+
+@pytest.mark.parametrize("device,needle", [(INTERPRETER, "interpreter"), (A100, "sm90")])
+def test_unified_keys_rows_is_refused_off_hopper(device, needle):
+    check_refused_off_hopper(KEYS_ROWS, MTP, device, needle, H100)
+
+
+@pytest.mark.parametrize("block_m,stages,fits", [(64, 2, True), (64, 3, False), (16, 3, True), (32, 3, True),
+                                                 (16, 4, False)])
+def test_unified_keys_rows_shared_memory_bounds_its_ring(block_m, stages, fits):
+    """q's two e4m3 tiles, a 128-key K/V ring per stage and P^T: 2 stages at 64 packed rows, 3 at 16
+    or 32, on the H200's 227 KB per block; one program per SM either way."""
+    profile = dataclasses.replace(KEYS_ROWS, block_m=block_m, num_stages=stages)
+    key = MTP if block_m == 64 else dataclasses.replace(MTP, max_seqlen_q=block_m // 16, num_tokens=20 * block_m // 16)
+    assert (select.unfit_reason(profile, key, H200) is None) == fits
+    if fits:
+        assert select.program_slots(profile, key, H200) == H200.num_sms
+
+
+def test_tuner_moves_fp8_unified_calls_to_keys_as_rows_with_its_fixed_fields():
+    start = LaunchProfile(64, 16, 13, 4, 4, warpgroup_mma=True)
+    moved = [v for v in sweep_candidates(start, "keys_as_rows", MTP, H200) if v.keys_as_rows]
+    assert as_keys_as_rows(start, MTP) in moved
+    assert all(select.unfit_reason(v, MTP, H200) is None for v in moved)
+    expected = dataclasses.replace(KEYS_ROWS, num_splits=start.num_splits)
+    assert as_keys_as_rows(start, MTP) == expected
+    long_start = LaunchProfile(16, 64, 256, 4, 3)
+    assert as_keys_as_rows(long_start, LONG) == LaunchProfile(16, 128, 256, 8, 3, keys_as_rows=True)
+    assert not any(v.keys_as_rows for v in sweep_candidates(start, "keys_as_rows", dataclasses.replace(
+        MTP, kv_dtype="bf16"), H200))  # BF16 pages: not a candidate
+
+
+# ----------------------------------------------------------------------------- results (sm90 GPU)
+
+sm90 = pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
+                          reason="the keys-as-rows kernel needs an sm90 GPU")
+
+# (query lengths, KV lengths, q heads, kv heads, page): variable draft lengths, sequences shorter than
+# a tile, of length 1, KV lengths off tile and page boundaries, a group that is not a power of two
+_SHAPES = [
+    ((4, 4, 4, 4), (2051, 16, 4, 700), 16, 1, 16),
+    ((4, 1, 3, 2), (5000, 1, 3, 33), 32, 2, 32),
+    ((1, 1, 1), (131, 1, 4000), 16, 1, 64),
+    ((1, 8, 2), (1, 300, 1234), 8, 1, 16),
+    ((2, 2), (3001, 17), 24, 1, 16),
+    ((3, 1), (777, 260), 12, 2, 16),
+]
+
+
+def _packed(shape) -> int:
+    """The profile's block_m for a shape: its queries x group, rounded up to a power of two, >= 16."""
+    q_lens, _, q_heads, kv_heads, _ = shape
+    return max(16, 1 << (max(q_lens) * q_heads // kv_heads - 1).bit_length())
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("shape", _SHAPES, ids=lambda s: f"q{'-'.join(map(str, s[0]))}-g{s[2] // s[3]}-p{s[4]}")
+@pytest.mark.parametrize("q_dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("splits,stages", [(1, 2), (5, 2), (16, 2), (3, 3)])
+def test_unified_keys_rows_matches_the_float64_reference(shape, q_dtype, splits, stages):
+    q_lens, kv_lens, q_heads, kv_heads, page = shape
+    profile = dataclasses.replace(KEYS_ROWS, block_m=_packed(shape), num_splits=splits, num_stages=stages)
+    if select.unfit_reason(profile, dataclasses.replace(MTP, max_seqlen_q=max(q_lens)), H200):
+        pytest.skip("3 stages do not fit beside 64 packed rows (refused, tested on the CPU)")
+    kwargs = UnifiedShape(q_lens, kv_lens, q_heads, kv_heads, 256, page, q_dtype=q_dtype, kv_dtype="fp8"
+                          ).build("cuda", seed=sum(kv_lens) + splits).kwargs
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 4])
+def test_unified_keys_rows_masks_invalid_pages(splits):
+    kwargs = UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=21).kwargs
+    table = kwargs["block_table"].clone()
+    num_blocks = kwargs["k_cache"].shape[0]
+    table[0, 1], table[0, 20], table[1, 0] = -7, num_blocks + 3, 2**30
+    kwargs["block_table"] = table
+    profile = dataclasses.replace(KEYS_ROWS, num_splits=splits)
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+    every = kwargs | {"block_table": torch.full_like(table, -1)}
+    out = pagedattn.unified_attention(**every, out=nan_like(kwargs["q"]), profile=profile)
+    assert torch.count_nonzero(out) == 0 and not out.isnan().any()
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 3])
+def test_unified_keys_rows_rescales_lazily_across_rising_scores(splits):
+    """Scores that creep up by 3.2 per 128-key tile (under RESCALE_SLACK: the stale base is kept, p > 1)
+    and jump by 30 at key 192 (O, l and P^T rescaled), checked against float64."""
+    kwargs = UnifiedShape((4, 2), (700, 450), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=41).kwargs
+    kwargs |= {"k_scale": 1.0, "v_scale": 1.0}
+    plant_rising_scores(kwargs, KEYS_ROWS.tile_n, slope=0.025, jump_at=192)
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
+                                      profile=dataclasses.replace(KEYS_ROWS, num_splits=splits))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+@pytest.mark.gpu
+@sm90
+def test_unified_keys_rows_cuda_graph_replay_with_new_lengths_and_tables():
+    check_unified_graph_replay("fp8", seed=6, profile=dataclasses.replace(KEYS_ROWS, num_splits=7))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 4])
+def test_unified_keys_rows_fp8_scales_given_as_tensors_match_floats(splits):
+    """Per-tensor FP8 scales as device tensors give what the same scales as floats give, and both
+    match the float64 reference; the scales are far from 1 so that a scale applied twice, or not at
+    all, fails."""
+    kwargs = UnifiedShape((4, 3), (1500, 260), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=51).kwargs
+    kwargs |= {"k_scale": kwargs["k_scale"] * 7.0, "v_scale": kwargs["v_scale"] / 5.0}
+    profile = dataclasses.replace(KEYS_ROWS, num_splits=splits)
+    as_floats = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(as_floats, reference.unified_attention(**kwargs))
+    tensors = {name: torch.tensor([kwargs[name]], dtype=torch.float32, device="cuda") for name in ("k_scale", "v_scale")}
+    as_tensors = pagedattn.unified_attention(**(kwargs | tensors), out=nan_like(kwargs["q"]), profile=profile)
+    torch.testing.assert_close(as_tensors, as_floats, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@sm90
+def test_unified_keys_rows_reads_v_with_its_own_strides():
+    """K and V caches with different strides (V pages head-major) take the copies' second addressing
+    branch; equal strides (every other test) share one offset per key."""
+    kwargs = UnifiedShape((4, 3), (900, 77), 16, 2, 256, 16, kv_dtype="fp8").build("cuda", seed=31).kwargs
+    kwargs["v_cache"] = kwargs["v_cache"].permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+    assert kwargs["v_cache"].stride() != kwargs["k_cache"].stride()
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
+                                      profile=dataclasses.replace(KEYS_ROWS, num_splits=3))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
