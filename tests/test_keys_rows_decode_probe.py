@@ -14,8 +14,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="--tiny runs CPU tensors under Triton's interpreter, a CPU-machine "
-                    "path (the GPU machine's numpy is too new for it); on a GPU the probe itself runs (perf-notes v16 item 1)")
+@pytest.mark.skipif(torch.cuda.is_available(),
+                    reason="--tiny runs CPU tensors under Triton's interpreter, a CPU-machine path (the GPU machine's "
+                           "numpy is too new for it); on a GPU the probe itself runs (perf-notes v16 item 6)")
 def test_probe_sparse_call_over_every_key_matches_the_unified_reference(tmp_path):
     out = tmp_path / "probe.jsonl"
     argv = [sys.executable, str(ROOT / "scripts" / "keys_rows_decode_probe.py"), str(out), "--tiny"]

@@ -16,11 +16,13 @@ are the rows, as in ops/sparse_keys_rows.py, and the packed query rows are N:
   values, ops/sparse_exchange.py's `_fp8_pairs_to_fp16`), so O^T splits into even and odd head
   dimensions; each warpgroup owns half of each (64 fp32 registers per thread at 64 packed rows),
   32 keys of V at a time.
-K/V tiles are copied with ops/verify_wgmma.py's page addressing (`_tile_pages`, `_issue_tile`):
-page ids outside [0, num_blocks) and entries past the table's width are masked, never copied,
-never attended; a byte per ring key says which keys are usable. KV segments are cut from each
-sequence's length on the device as in ops/unified.py; segments past a sequence's keys write
-lse = -inf and exit; rows that see no key write 0.
+K/V tiles are copied with ops/verify_wgmma.py's page addressing (`_tile_pages`, `_issue_tile`),
+each step reading the page-table entries of the tile it will copy next step (carried in registers,
+so the table's L2 read is not waited for between a tile's landing and the next copies: 2-5 % less
+time, perf-notes v16 item 4): page ids outside [0, num_blocks) and entries past the table's width
+are masked, never copied, never attended; a byte per ring key says which keys are usable. KV
+segments are cut from each sequence's length on the device as in ops/unified.py; segments past a
+sequence's keys write lse = -inf and exit; rows that see no key write 0.
 
 Grid: (sequences, KV heads, KV segments). Column c of a program is token c // GROUP, head c % GROUP
 of its sequence, as ops/unified.py packs rows. The profile layer routes here only FP8 pages, head
@@ -36,8 +38,10 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
   num_warps = 8 two warpgroups (keys for the scores, head-dimension halves for O^T).
   head size 256 O^T's even and odd halves (128 rows each) split across the two warpgroups.
   num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
-                stages x 128 x 256 x 2 (K, V) + stages x 128 (usable keys) + 128 x block_m x 2 (P^T):
-                at 64 packed rows and 2 stages ~177 KB (one program per SM); 3 stages fit at 16.
+                stages x 128 x 256 x 2 (K, V) + stages x 128 (usable keys) + 128 x block_m x 2 (P^T)
+                + 32 x (1 + block_m) (growths, the column reductions' scratch): 182,560 B at 64
+                packed rows and 2 stages (one program per SM); 3 stages fit up to 32 rows (3 stages
+                measured 4-6 % slower than 2 at 16 rows, perf-notes v16 items 3-4).
   num_splits    sequences x KV heads programs must fill the SMs (one program per SM).
 """
 

@@ -155,16 +155,17 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead; prefill and mixed
         # batches read addresses a step ahead (FP8 mixed also took n128/st2). FP8 decode and verify at head
         # size 256 with plain scores, up to 64 packed rows and over 4,096 keys, run the keys-as-rows kernel
-        # (ops/unified_keys_rows.py: 128 keys per step, the packed rows as wgmma's N; perf-notes v16 item 2:
-        # 13-20 % less time than the wgmma kernel on MTP verify at 32,768 and 70,000 keys, 31 % on the
-        # single long request at q=1, 6 % at q=4; shorter sequences were not measured).
+        # (ops/unified_keys_rows.py: 128 keys per step, the packed rows as wgmma's N; perf-notes v16 items 3
+        # and 5: 14-20 % less time than the wgmma kernel on MTP verify at 32,768 and 70,000 keys, 31 % on the
+        # single long request at q=1; at q=4 the table keeps the wgmma kernel, 3 % faster there; shorter
+        # sequences were not measured).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_kv_len=4096, plain_scores=True),
                  {"tile_n": UNIFIED_KEYS_ROWS_TILE, "num_warps": UNIFIED_KEYS_ROWS_WARPS, "num_stages": 2,
-                  "keys_as_rows": True}, source=_H200 + "; unified keys-as-rows: perf-notes v16 item 2"),
+                  "keys_as_rows": True}, source=_H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
                       max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,

@@ -198,7 +198,8 @@ def unified_keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | No
     if key.kv_dtype != "fp8":
         return "keys_as_rows runs FP8 pages only (its scores are FP8 products)"
     if key.head_size != 256:
-        return f"keys_as_rows (unified) supports head size 256 (O^T's halves split over two warpgroups), not {key.head_size}"
+        return (f"keys_as_rows (unified) supports head size 256 (O^T's halves split over two warpgroups), "
+                f"not {key.head_size}")
     if key.group * key.max_seqlen_q > profile.block_m:
         return (f"keys_as_rows packs a sequence's queries x group into one block of {profile.block_m} columns: "
                 f"{key.max_seqlen_q} x {key.group} do not fit")
