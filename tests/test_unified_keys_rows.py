@@ -58,27 +58,32 @@ def test_every_reason_the_unified_keys_rows_kernel_refuses_a_call(profile_change
     assert select.shape_problem(dataclasses.replace(KEYS_ROWS, block_m=16, num_splits=256, num_stages=3), LONG) is None
 
 
+BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096)  # 64 sequences, one token each
+
+
 @pytest.mark.parametrize("device", [H200, H100], ids=["H200", "H100"])
-@pytest.mark.parametrize("change,keys_as_rows", [
-    ({}, True),  # MTP verify, 64 packed rows
-    ({"num_kv_heads": 2}, True),  # 32q/2kv
-    ({"group": 8, "max_seqlen_q": 8, "num_tokens": 160}, True),
-    ({"kv_len": 4096}, False),  # up to 4,096 keys: the wgmma kernel (not measured on keys-as-rows)
-    ({"max_seqlen_q": 5, "num_tokens": 100}, False),  # 80 packed rows
-    ({"kv_dtype": "bf16"}, False),
-    ({"head_size": 128}, False),
-    ({"score_mods": True}, False),
-])
-def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, change, keys_as_rows):
-    for key in (dataclasses.replace(MTP, **change), dataclasses.replace(LONG, **change)):
-        if key.group * key.max_seqlen_q > 64 and key.query_class == "decode":
-            continue
-        chosen = select.untuned_selection(key, device)
-        assert chosen.profile.keys_as_rows == keys_as_rows, key
-        assert select.shape_problem(chosen.profile, key) is None
-        if keys_as_rows:
-            assert (chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == (128, 8, 2)
-            assert chosen.profile.block_m == max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
+@pytest.mark.parametrize("key,keys_as_rows", [
+    (MTP, True),  # MTP verify, 64 packed rows
+    (dataclasses.replace(MTP, num_kv_heads=2), True),  # 32q/2kv
+    (dataclasses.replace(MTP, group=8, max_seqlen_q=8, num_tokens=160), True),
+    (dataclasses.replace(MTP, kv_len=8192), True),
+    (dataclasses.replace(MTP, kv_len=4096), False),  # verify up to 4,096 keys: the wgmma kernel (v16 item 9)
+    (LONG, True),  # the single long request, one token
+    (BATCH_DECODE, True),  # decode above 2,048 keys
+    (dataclasses.replace(BATCH_DECODE, kv_len=2048), False),  # shorter decode: not measured, the Triton kernel
+    (dataclasses.replace(MTP, max_seqlen_q=5, num_tokens=100), False),  # 80 packed rows
+    (dataclasses.replace(MTP, kv_dtype="bf16"), False),
+    (dataclasses.replace(LONG, head_size=128), False),
+    (dataclasses.replace(LONG, score_mods=True), False),
+], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "long", "batch-decode", "decode-2048", "80-rows",
+        "bf16", "d128", "softcap"])
+def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, key, keys_as_rows):
+    chosen = select.untuned_selection(key, device)
+    assert chosen.profile.keys_as_rows == keys_as_rows
+    assert select.shape_problem(chosen.profile, key) is None
+    if keys_as_rows:
+        assert (chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == (128, 8, 2)
+        assert chosen.profile.block_m == max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
 
 
 @pytest.mark.parametrize("device,needle", [(INTERPRETER, "interpreter"), (A100, "sm90")])

@@ -154,18 +154,23 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # 16q/1kv took 13 splits, 5-7 % faster. With a window, softcap or sinks, the Triton kernel keeps 4
         # warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead; prefill and mixed
         # batches read addresses a step ahead (FP8 mixed also took n128/st2). FP8 decode and verify at head
-        # size 256 with plain scores, up to 64 packed rows and over 4,096 keys, run the keys-as-rows kernel
-        # (ops/unified_keys_rows.py: 128 keys per step, the packed rows as wgmma's N; perf-notes v16 items 3
-        # and 5: 14-20 % less time than the wgmma kernel on MTP verify at 32,768 and 70,000 keys, 31 % on the
-        # single long request at q=1; at q=4 the table keeps the wgmma kernel, 3 % faster there; shorter
-        # sequences were not measured).
+        # size 256 with plain scores and up to 64 packed rows run the keys-as-rows kernel (ops/unified_keys_rows.py:
+        # 128 keys per step, the packed rows as wgmma's N) above 2,048 keys for decode and 4,096 for verify
+        # (perf-notes v16 items 3, 5 and 9: MTP verify 14-20 % less time than the wgmma kernel at 32,768 and
+        # 70,000 keys, 9 % at 8,192, 5 % more at 4,096 and 12-34 % more below; the single long request at q=1
+        # 31 % less than the Triton kernel (at q=4 the table keeps the wgmma kernel, 3 % faster); batch decode
+        # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; shorter ones unmeasured).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
-            Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(256,), kv_dtypes=("fp8",),
+            Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
+                      max_query_rows=64, min_kv_len=2048, plain_scores=True),
+                 {"tile_n": UNIFIED_KEYS_ROWS_TILE, "num_warps": UNIFIED_KEYS_ROWS_WARPS, "num_stages": 2,
+                  "keys_as_rows": True}, source=_H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"),
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_kv_len=4096, plain_scores=True),
                  {"tile_n": UNIFIED_KEYS_ROWS_TILE, "num_warps": UNIFIED_KEYS_ROWS_WARPS, "num_stages": 2,
-                  "keys_as_rows": True}, source=_H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5"),
+                  "keys_as_rows": True}, source=_H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
                       max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,

@@ -1,0 +1,66 @@
+"""Probe: which unified kernel is fastest on FP8 shapes outside the bench's workloads?
+
+The sm90 rule sends FP8 decode and verify at head size 256 over 4,096 keys to the keys-as-rows kernel
+(ops/unified_keys_rows.py); the bench measured it at 8,192 keys and more, on one or two KV heads.
+This times, per shape, every kernel that can run it at the split count the wave rule gives that
+kernel's profile (`select.with_splits`): the Triton kernel at the analytic default, the
+warpgroup-MMA kernel (ops/verify_wgmma.py, 16-key tiles, 4 stages) and the keys-as-rows kernel
+(128-key tiles, 2 stages), each checked against the float64 reference. Shapes: MTP verify (B=20,
+q=4, 16q/1kv) at 1,024-8,192 keys, and batch decode (B=64, q=1, 16q/1kv and 32q/2kv) at 4,096 and
+32,768 keys. One JSON row per (shape, kernel) in OUT.jsonl. sm90 only.
+
+    PYTHONPATH=. python3 scripts/unified_kernel_choice_probe.py OUT.jsonl
+"""
+
+import dataclasses
+import json
+import sys
+
+import pagedattn
+from pagedattn import LaunchProfile, reference
+from pagedattn.bench import _input_sets
+from pagedattn.device import DeviceInfo
+from pagedattn.profiles import select
+from pagedattn.timing import time_calls
+from pagedattn.tune import case_shape_key
+from pagedattn.workloads import Case, UnifiedShape
+
+SHAPES = [("mtp", 20, 4, 16, 1, kv) for kv in (1024, 2048, 4096, 8192)] + \
+    [("decode", 64, 1, hq, hkv, kv) for hq, hkv in ((16, 1), (32, 2)) for kv in (4096, 32768)]
+KERNELS = {
+    "triton": None,
+    "wgmma": LaunchProfile(64, 16, 1, 4, 4, warpgroup_mma=True),
+    "keysrows": LaunchProfile(64, 128, 1, 8, 2, keys_as_rows=True),
+}
+
+
+def main() -> int:
+    device = DeviceInfo.current()
+    with open(sys.argv[1], "w") as f:
+        for name, batch, q_len, q_heads, kv_heads, kv_len in SHAPES:
+            shape = UnifiedShape((q_len,) * batch, (kv_len,) * batch, q_heads, kv_heads, 256, 16, kv_dtype="fp8")
+            case = Case(f"{name} B={batch} q={q_len} kv={kv_len} {q_heads}q/{kv_heads}kv d256 fp8", shape)
+            key = case_shape_key(case)
+            sets = _input_sets(case, "cuda")
+            expected = reference.unified_attention(**sets[0].kwargs)
+            for kernel, base in KERNELS.items():
+                if base is None:
+                    profile = select.default_profile(key, device)
+                else:
+                    rows = max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
+                    base = dataclasses.replace(base, block_m=rows) if base.keys_as_rows else base
+                    profile = select.with_splits(base, key, device)
+                if select.unfit_reason(profile, key, device):
+                    continue
+                out = pagedattn.unified_attention(**sets[0].kwargs, profile=profile)
+                ms = time_calls([lambda k=s.kwargs: pagedattn.unified_attention(**k, profile=profile) for s in sets])
+                row = {"shape": case.label, "kernel": kernel, "profile": profile.short(), "ms": ms,
+                       "tbps": sets[0].bytes_moved / ms / 1e9, "rel_l2": reference.rel_l2(out, expected),
+                       "rules": select.untuned_selection(key, device).profile.short()}
+                print(json.dumps(row), flush=True)
+                f.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
