@@ -34,24 +34,37 @@ KERNELS = {
 }
 
 
+def probe_cases() -> list[Case]:
+    return [Case(f"{name} B={batch} q={q_len} kv={kv_len} {q_heads}q/{kv_heads}kv d256 fp8",
+                 UnifiedShape((q_len,) * batch, (kv_len,) * batch, q_heads, kv_heads, 256, 16, kv_dtype="fp8"))
+            for name, batch, q_len, q_heads, kv_heads, kv_len in SHAPES]
+
+
+def probe_profiles(key, device) -> dict[str, LaunchProfile]:
+    """Per kernel that fits `key` on `device`, the profile the probe times: the analytic default for
+    the Triton kernel, the fixed fields of the Gluon kernels (keys-as-rows with the call's packed
+    rows), each with the wave rule's splits for its own program slots."""
+    found = {}
+    for kernel, base in KERNELS.items():
+        if base is None:
+            profile = select.default_profile(key, device)
+        else:
+            rows = max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
+            profile = select.with_splits(dataclasses.replace(base, block_m=rows) if base.keys_as_rows else base,
+                                         key, device)
+        if select.unfit_reason(profile, key, device) is None:
+            found[kernel] = profile
+    return found
+
+
 def main() -> int:
     device = DeviceInfo.current()
     with open(sys.argv[1], "w") as f:
-        for name, batch, q_len, q_heads, kv_heads, kv_len in SHAPES:
-            shape = UnifiedShape((q_len,) * batch, (kv_len,) * batch, q_heads, kv_heads, 256, 16, kv_dtype="fp8")
-            case = Case(f"{name} B={batch} q={q_len} kv={kv_len} {q_heads}q/{kv_heads}kv d256 fp8", shape)
+        for case in probe_cases():
             key = case_shape_key(case)
             sets = _input_sets(case, "cuda")
             expected = reference.unified_attention(**sets[0].kwargs)
-            for kernel, base in KERNELS.items():
-                if base is None:
-                    profile = select.default_profile(key, device)
-                else:
-                    rows = max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
-                    base = dataclasses.replace(base, block_m=rows) if base.keys_as_rows else base
-                    profile = select.with_splits(base, key, device)
-                if select.unfit_reason(profile, key, device):
-                    continue
+            for kernel, profile in probe_profiles(key, device).items():
                 out = pagedattn.unified_attention(**sets[0].kwargs, profile=profile)
                 ms = time_calls([lambda k=s.kwargs: pagedattn.unified_attention(**k, profile=profile) for s in sets])
                 row = {"shape": case.label, "kernel": kernel, "profile": profile.short(), "ms": ms,

@@ -7,6 +7,8 @@ skipped on machines without a CUDA GPU, and on GPUs other than sm90).
 """
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,7 +18,7 @@ from pagedattn import LaunchProfile, reference
 from pagedattn.device import INTERPRETER, KNOWN_DEVICES
 from pagedattn.profiles import select
 from pagedattn.profiles.types import ShapeKey
-from pagedattn.tune import as_keys_as_rows, sweep_candidates
+from pagedattn.tune import as_keys_as_rows, case_shape_key, sweep_candidates
 from pagedattn.workloads import UnifiedShape
 from conftest import (
     assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_unified_graph_replay, nan_like,
@@ -114,6 +116,23 @@ def test_tuner_moves_fp8_unified_calls_to_keys_as_rows_with_its_fixed_fields():
     assert as_keys_as_rows(long_start, LONG) == LaunchProfile(16, 128, 256, 8, 3, keys_as_rows=True)
     assert not any(v.keys_as_rows for v in sweep_candidates(start, "keys_as_rows", dataclasses.replace(
         MTP, kv_dtype="bf16"), H200))  # BF16 pages: not a candidate
+
+
+def test_kernel_choice_probe_times_every_kernel_at_its_own_splits():
+    """scripts/unified_kernel_choice_probe.py (perf-notes v16 item 9): on the H200 every probe shape
+    gets all three kernels, keys-as-rows with the call's packed rows, each at the wave rule's splits
+    for its own program slots (one keys-as-rows program per SM, two wgmma programs)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import unified_kernel_choice_probe as probe
+
+    for case in probe.probe_cases():
+        key = case_shape_key(case)
+        found = probe.probe_profiles(key, H200)
+        assert set(found) == {"triton", "wgmma", "keysrows"}, case.label
+        assert found["keysrows"].block_m == max(16, key.group * key.max_seqlen_q)
+        for kernel, profile in found.items():
+            assert select.shape_problem(profile, key) is None
+            assert profile == select.with_splits(profile, key, H200), (case.label, kernel)
 
 
 # ----------------------------------------------------------------------------- results (sm90 GPU)
