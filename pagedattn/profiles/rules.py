@@ -156,9 +156,9 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # batches read addresses a step ahead (FP8 mixed also took n128/st2). FP8 decode and verify at head
         # size 256 with plain scores and up to 64 packed rows run the keys-as-rows kernel (ops/unified_keys_rows.py:
         # 128 keys per step, the packed rows as wgmma's N) above 2,048 keys for decode and 4,096 for verify
-        # (perf-notes v16 items 3, 5 and 9: MTP verify 14-20 % less time than the wgmma kernel at 32,768 and
+        # (perf-notes v16 items 3, 5, 9, 10: MTP verify 14-20 % less time than the wgmma kernel at 32,768 and
         # 70,000 keys, 9 % at 8,192, 5 % more at 4,096 and 12-34 % more below; the single long request at q=1
-        # 31 % less than the Triton kernel (at q=4 the table keeps the wgmma kernel, 3 % faster); batch decode
+        # 31 % less than the Triton kernel, at q=4 5 % less than the wgmma kernel at 128 splits; batch decode
         # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; shorter ones unmeasured).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
