@@ -62,9 +62,11 @@ TILE_N = gl.constexpr(UNIFIED_KEYS_ROWS_TILE)
 
 @gluon.constexpr_function
 def _v_chunk(hn):
-    """Keys of V converted and multiplied at a time: 2,048 / packed rows (32 at 64 rows: 8 fp16
-    registers per thread per half of V; the whole tile at 16), so P.V waits fewer times where
-    registers allow."""
+    """Keys of V converted and multiplied at a time: 32 whatever the packed rows `hn` (8 fp16
+    registers per thread per half of V at 64 rows). Perf-notes v16 item 4 timed 2,048 / hn (the
+    whole tile at 16 rows) through this function and found it no faster, so it returns the constant;
+    folding it into one changes the kernel hash and so waits for the next kernel edit and re-tune
+    (perf-notes §6 item 7)."""
     return 32
 
 
