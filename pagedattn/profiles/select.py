@@ -169,17 +169,26 @@ def exchange_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     return None
 
 
-def keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
-    """Why the sparse keys-as-rows kernel (ops/sparse_keys_rows.py) cannot run `key` with `profile`."""
-    if (profile.block_m, profile.tile_n, profile.num_warps) != (KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS):
-        return (f"keys_as_rows runs block_m={KEYS_ROWS_BLOCK_M}, tile_n={KEYS_ROWS_TILE} with {KEYS_ROWS_WARPS} warps "
-                f"(one warpgroup)")
+def _keys_rows_form_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
+    """What both keys-as-rows kernels (sparse and unified) refuse alike: another kernel's flag, a ring
+    of fewer than 2 stages, pages other than FP8."""
     if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma or profile.shared_exchange:
         return "keys_as_rows has no kv_major, addresses_ahead, warpgroup_mma or shared_exchange form"
     if profile.num_stages < EXCHANGE_MIN_STAGES:
         return f"keys_as_rows needs num_stages >= {EXCHANGE_MIN_STAGES} (its K/V ring)"
     if key.kv_dtype != "fp8":
         return "keys_as_rows runs FP8 pages only (its scores are FP8 products)"
+    return None
+
+
+def keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
+    """Why the sparse keys-as-rows kernel (ops/sparse_keys_rows.py) cannot run `key` with `profile`."""
+    if (profile.block_m, profile.tile_n, profile.num_warps) != (KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS):
+        return (f"keys_as_rows runs block_m={KEYS_ROWS_BLOCK_M}, tile_n={KEYS_ROWS_TILE} with {KEYS_ROWS_WARPS} warps "
+                f"(one warpgroup)")
+    problem = _keys_rows_form_problem(profile, key)
+    if problem:
+        return problem
     if key.head_size not in (128, 256):
         return f"keys_as_rows supports head sizes 128 and 256 (O^T's halves are wgmma rows), not {key.head_size}"
     return None
@@ -191,12 +200,9 @@ def unified_keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | No
             profile.block_m > 64:
         return (f"keys_as_rows (unified) runs tile_n={UNIFIED_KEYS_ROWS_TILE} with {UNIFIED_KEYS_ROWS_WARPS} warps "
                 f"(two warpgroups) and block_m 16 to 64 (wgmma's N)")
-    if profile.kv_major or profile.addresses_ahead or profile.warpgroup_mma or profile.shared_exchange:
-        return "keys_as_rows has no kv_major, addresses_ahead, warpgroup_mma or shared_exchange form"
-    if profile.num_stages < EXCHANGE_MIN_STAGES:
-        return f"keys_as_rows needs num_stages >= {EXCHANGE_MIN_STAGES} (its K/V ring)"
-    if key.kv_dtype != "fp8":
-        return "keys_as_rows runs FP8 pages only (its scores are FP8 products)"
+    problem = _keys_rows_form_problem(profile, key)
+    if problem:
+        return problem
     if key.head_size != 256:
         return (f"keys_as_rows (unified) supports head size 256 (O^T's halves split over two warpgroups), "
                 f"not {key.head_size}")
