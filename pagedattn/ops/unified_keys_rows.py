@@ -58,16 +58,9 @@ from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _scale, _ti
 
 WARPS = gl.constexpr(UNIFIED_KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(UNIFIED_KEYS_ROWS_TILE)
+CHUNK = gl.constexpr(32)  # keys of V converted and multiplied at a time (perf-notes v16 item 4)
 
 
-@gluon.constexpr_function
-def _v_chunk(hn):
-    """Keys of V converted and multiplied at a time: 32 whatever the packed rows `hn` (8 fp16
-    registers per thread per half of V at 64 rows). Perf-notes v16 item 4 timed 2,048 / hn (the
-    whole tile at 16 rows) through this function and found it no faster, so it returns the constant;
-    folding it into one changes the kernel hash and so waits for the next kernel edit and re-tune
-    (perf-notes §6 item 7)."""
-    return 32
 
 
 @gluon.jit(do_not_specialize=BATCH_SIZED_ARGS)
@@ -93,7 +86,6 @@ def unified_keys_rows_kernel(
     KEYS: gl.constexpr = gl.SliceLayout(1, S_MMA)
     COLS: gl.constexpr = gl.SliceLayout(0, S_MMA)
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
-    CHUNK: gl.constexpr = _v_chunk(HN)
     GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # every warp's value in every thread
 
     q_first = gl.load(cu_q_ptr + seq)
@@ -119,15 +111,9 @@ def unified_keys_rows_kernel(
     offs_q = gl.arange(0, HN, layout=gl.SliceLayout(1, Q_LOAD))
     q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
     q_ok = (offs_q < HN // GROUP * GROUP) & (offs_q // GROUP < q_len)
+    # q is read before the first tiles' copies are issued and converted after them: both reads in flight at once
     q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
                 mask=q_ok[:, None], other=0.0)
-    q_hi, q_lo, down = _e4m3_pair(q.to(gl.float32))
-    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([HN, D], gl.float8e4nv)
-    q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_hi)
-    q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_lo)
-    col_scale = gl.convert_layout(down, COLS) * (softmax_scale * LOG2E
-                                                 * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
-    q_pos = gl.where(col_ok, context + offs_c // GROUP, -1)  # padding columns see no key
 
     k_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D],
                                        gl.NVMMASharedLayout.get_default_for([TILE_N, D], gl.float8e4nv))
@@ -150,10 +136,19 @@ def unified_keys_rows_kernel(
     phys, ok = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
     pages = gl.where(ok, phys, -1)
 
+    q_hi, q_lo, down = _e4m3_pair(q.to(gl.float32))
+    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([HN, D], gl.float8e4nv)
+    q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_hi)
+    q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_lo)
+    col_scale = gl.convert_layout(down, COLS) * (softmax_scale * LOG2E
+                                                 * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
+    q_pos = gl.where(col_ok, context + offs_c // GROUP, -1)  # padding columns see no key
+
     o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     o_odd = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     m_i = gl.full([HN], -1.0e30, gl.float32, COLS)
-    l_i = gl.zeros([TILE_N, HN], gl.float32, S_MMA)
+    # row sums per pair of keys a thread holds (keys 16w + j and 16w + 8 + j of warp w): half the registers
+    l_i = gl.sum(gl.reshape(gl.zeros([TILE_N, HN], gl.float32, S_MMA), [WARPS, 2, TILE_N // WARPS // 2, HN]), axis=1)
     for t in range(tile_lo, tile_hi):
         async_copy.wait_group(STAGES - 2)
         gl.thread_barrier()  # tile t landed for every warp; all are done with tile t - 1's slot and P^T
@@ -172,8 +167,8 @@ def unified_keys_rows_kernel(
         pos = gl.where(usable_smem.index(t % STAGES).load(KEYS) != 0, t * TILE_N + gl.arange(0, TILE_N, layout=KEYS),
                        2 ** 30)  # unusable keys lie past every query
         s = warpgroup_mma_wait(num_outstanding=0, deps=(s,))
-        s = gl.where(pos[:, None] <= q_pos[None, :], s * col_scale[None, :], float("-inf"))
-        growth = s - m_i[None, :]
+        visible = pos[:, None] <= q_pos[None, :]
+        growth = gl.where(visible, gl.fma(s, col_scale[None, :], -m_i[None, :]), float("-inf"))  # scaled s - base
         p = gl.exp2(growth)
         # warp w holds keys 16w .. 16w + 15 of the tile: its largest growth over them and all columns
         growth_smem.store(gl.max(gl.max(gl.reshape(growth, [WARPS, TILE_N // WARPS, HN]), axis=2), axis=1))
@@ -181,18 +176,18 @@ def unified_keys_rows_kernel(
         fence_async_shared()
         gl.thread_barrier()  # every warp's P^T rows and growth
         if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:
-            m_new = gl.maximum(m_i, gl.max(s, axis=0))
+            m_new = gl.maximum(m_i, gl.max(gl.where(visible, s * col_scale[None, :], float("-inf")), axis=0))
             alpha = gl.exp2(m_i - m_new)
             alpha_o = gl.convert_layout(alpha, gl.SliceLayout(0, O_MMA))
             o_even = o_even * alpha_o[None, :]
             o_odd = o_odd * alpha_o[None, :]
-            l_i = l_i * alpha[None, :]
+            l_i = l_i * gl.convert_layout(alpha, gl.SliceLayout(0, gl.SliceLayout(1, l_i.type.layout)))[None, None, :]
             m_i = m_new
-            p = gl.exp2(s - m_i[None, :])
+            p = gl.exp2(gl.where(visible, gl.fma(s, col_scale[None, :], -m_i[None, :]), float("-inf")))
             p_smem.store(p.to(gl.float16))
             fence_async_shared()
             gl.thread_barrier()
-        l_i = l_i + p
+        l_i = l_i + gl.sum(gl.reshape(p, [WARPS, 2, TILE_N // WARPS // 2, HN]), axis=1)
         for c in gl.static_range(TILE_N // CHUNK):
             v_even, v_odd = _fp8_pairs_to_fp16(raw)
             o_even = warpgroup_mma(v_even, p_smem.slice(c * CHUNK, CHUNK, dim=0), o_even, is_async=True)
@@ -202,7 +197,7 @@ def unified_keys_rows_kernel(
             o_even, o_odd = warpgroup_mma_wait(num_outstanding=0, deps=(o_even, o_odd))
     async_copy.wait_group(0)
 
-    l_sum = gl.sum(l_i, axis=0)
+    l_sum = gl.convert_layout(gl.sum(gl.sum(l_i, axis=1), axis=0), COLS)
     has_keys = l_sum > 0.0
     o_scale = gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
                        0.0)
