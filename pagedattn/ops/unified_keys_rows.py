@@ -146,7 +146,8 @@ def unified_keys_rows_kernel(
 
     o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     o_odd = gl.zeros([D // 2, HN], gl.float32, O_MMA)
-    m_i = gl.full([HN], -1.0e30, gl.float32, COLS)
+    # padding columns (q = 0, so s = 0) start at base 0: growth 0 on the tiles that skip the causal compare
+    m_i = gl.where(col_ok, -1.0e30, 0.0)
     # row sums per pair of keys a thread holds (keys 16w + j and 16w + 8 + j of warp w): half the registers
     l_i = gl.sum(gl.reshape(gl.zeros([TILE_N, HN], gl.float32, S_MMA), [WARPS, 2, TILE_N // WARPS // 2, HN]), axis=1)
     for t in range(tile_lo, tile_hi):
@@ -164,11 +165,14 @@ def unified_keys_rows_kernel(
         s = warpgroup_mma(k_tile, q_lo_smem.permute([1, 0]), s, is_async=True)
         v_slot = v_pairs.index(t % STAGES)
         raw = v_slot.slice(0, CHUNK, dim=0).permute([1, 0]).load(V_OP)
-        pos = gl.where(usable_smem.index(t % STAGES).load(KEYS) != 0, t * TILE_N + gl.arange(0, TILE_N, layout=KEYS),
-                       2 ** 30)  # unusable keys lie past every query
+        usable = usable_smem.index(t % STAGES).load(KEYS) != 0
+        pos = gl.where(usable, t * TILE_N + gl.arange(0, TILE_N, layout=KEYS), 2 ** 30)  # unusable keys lie past every query
         s = warpgroup_mma_wait(num_outstanding=0, deps=(s,))
-        visible = pos[:, None] <= q_pos[None, :]
-        growth = gl.where(visible, gl.fma(s, col_scale[None, :], -m_i[None, :]), float("-inf"))  # scaled s - base
+        if t * TILE_N + TILE_N - 1 <= context:  # every key precedes the first query: one compare per key, not per score
+            growth = gl.where(usable[:, None], gl.fma(s, col_scale[None, :], -m_i[None, :]), float("-inf"))
+        else:
+            growth = gl.where(pos[:, None] <= q_pos[None, :], gl.fma(s, col_scale[None, :], -m_i[None, :]),
+                              float("-inf"))  # scaled s - base
         p = gl.exp2(growth)
         # warp w holds keys 16w .. 16w + 15 of the tile: its largest growth over them and all columns
         growth_smem.store(gl.max(gl.max(gl.reshape(growth, [WARPS, TILE_N // WARPS, HN]), axis=2), axis=1))
@@ -176,6 +180,7 @@ def unified_keys_rows_kernel(
         fence_async_shared()
         gl.thread_barrier()  # every warp's P^T rows and growth
         if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:
+            visible = pos[:, None] <= q_pos[None, :]
             m_new = gl.maximum(m_i, gl.max(gl.where(visible, s * col_scale[None, :], float("-inf")), axis=0))
             alpha = gl.exp2(m_i - m_new)
             alpha_o = gl.convert_layout(alpha, gl.SliceLayout(0, O_MMA))
