@@ -11,7 +11,11 @@ are the rows, as in ops/sparse_keys_rows.py, and the packed query rows are N:
   2^-k per packed row, the softmax scale and k_scale scale the scores per column;
 * the softmax runs down the keys with ops/sparse_keys_rows.py's lazy base: each warp's largest
   growth over the running base goes to shared memory with P^T, and only a growth past
-  RESCALE_SLACK moves the base, rescales O and l and rewrites P^T (a second barrier);
+  RESCALE_SLACK moves the base, rescales O and l and rewrites P^T (a second barrier). The scaled
+  score minus the base is one FFMA; a tile whose keys all precede the sequence's first query masks
+  only unusable keys (one compare per key, not per score), so padding columns start at base 0
+  (their scores are 0) rather than force a rescale there; l is kept per pair of keys a thread holds
+  (half the registers of per-key sums; perf-notes v17 items 2-3);
 * O^T = V^T . P^T on fp16 wgmma, V converted in registers as the A operand (int16 pairs of e4m3
   values, ops/sparse_exchange.py's `_fp8_pairs_to_fp16`), so O^T splits into even and odd head
   dimensions; each warpgroup owns half of each (64 fp32 registers per thread at 64 packed rows),
@@ -22,7 +26,8 @@ so the table's L2 read is not waited for between a tile's landing and the next c
 time, perf-notes v16 item 4): page ids outside [0, num_blocks) and entries past the table's width
 are masked, never copied, never attended; a byte per ring key says which keys are usable. KV
 segments are cut from each sequence's length on the device as in ops/unified.py; segments past a
-sequence's keys write lse = -inf and exit; rows that see no key write 0.
+sequence's keys write lse = -inf and exit; rows that see no key write 0. q is read before the first
+tiles' copies are issued and converted after them, so the two reads overlap (perf-notes v17 item 2).
 
 Grid: (sequences, KV heads, KV segments). Column c of a program is token c // GROUP, head c % GROUP
 of its sequence, as ops/unified.py packs rows. The profile layer routes here only FP8 pages, head
