@@ -66,8 +66,6 @@ TILE_N = gl.constexpr(UNIFIED_KEYS_ROWS_TILE)
 CHUNK = gl.constexpr(32)  # keys of V converted and multiplied at a time (perf-notes v16 item 4)
 
 
-
-
 @gluon.jit(do_not_specialize=BATCH_SIZED_ARGS)
 def unified_keys_rows_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, cu_q_ptr, seq_lens_ptr, table_ptr,
