@@ -230,12 +230,9 @@ def launch_sparse_keys_rows(
                                head)
     if call is None:
         return
-    (k_scale_t, k_scale_v, k_is_t), (v_scale_t, v_scale_v, v_is_t) = call.k_scale, call.v_scale
+    k_is_t, v_is_t = call.scales_as_tensors
     sparse_keys_rows_kernel[(num_rows, num_kv_heads, splits)](
-        q, k_cache, v_cache, out, call.part, call.lse, call.tokens, counts, k_scale_t, v_scale_t,
-        k_scale_v, v_scale_v, softmax_scale, num_rows, indices.shape[1], splits,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
+        *call.kernel_args(q, k_cache, v_cache, out, counts, softmax_scale, splits),
         **keys_rows_constants(num_q_heads, num_q_heads // num_kv_heads, head, page, q.dtype == torch.bfloat16, splits,
                               dense_pages(k_cache, v_cache)),
         STAGES=profile.num_stages, HAS_COUNTS=counts is not None, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
