@@ -59,7 +59,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from ..profiles.types import UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
 from .sparse_exchange import _fp8_pairs_to_fp16
-from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _scale, _tile_pages
+from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _scale, _segment_tiles, _tile_pages
 
 WARPS = gl.constexpr(UNIFIED_KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(UNIFIED_KEYS_ROWS_TILE)
@@ -97,10 +97,7 @@ def unified_keys_rows_kernel(
         return
     kv_len = gl.load(seq_lens_ptr + seq)
     context = kv_len - q_len  # absolute position of the sequence's first query
-    num_tiles = gl.cdiv(kv_len, TILE_N)
-    per_split = gl.cdiv(num_tiles, num_splits)
-    tile_lo = split * per_split
-    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
+    tile_lo, tile_hi = _segment_tiles(kv_len, split, num_splits, TILE_N)
 
     offs_c = gl.arange(0, HN, layout=COLS)
     col_ok = (offs_c < HN // GROUP * GROUP) & (offs_c // GROUP < q_len)
