@@ -91,6 +91,19 @@ def _fp8_pairs_to_fp16(pairs):
 
 
 @gluon.jit
+def _interleaved_rows(o_even, o_odd, l_sum, v_scale, OUT: gl.constexpr):
+    """The keys-as-rows kernels' O^T halves (even and odd head dimensions, one column per query row)
+    divided by each column's row sum l_sum and times v_scale, interleaved back into [columns, head
+    size] rows in layout OUT; a column that saw no key (l_sum 0) gives 0. Returns the rows and which
+    columns saw keys."""
+    has_keys = l_sum > 0.0
+    o_scale = gl.convert_layout(gl.where(has_keys, v_scale / gl.where(has_keys, l_sum, 1.0), 0.0),
+                                gl.SliceLayout(0, o_even.type.layout))
+    o = gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :])
+    return gl.convert_layout(gl.reshape(gl.permute(o, [1, 0, 2]), [o_even.shape[1], 2 * o_even.shape[0]]), OUT), has_keys
+
+
+@gluon.jit
 def _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, first, step,
                GROUP: gl.constexpr, COLS: gl.constexpr, A_OP: gl.constexpr):
     """Head dimensions first, first + step, ... of the row's GROUP query heads, times the softmax
