@@ -174,6 +174,20 @@ class SparseCall(NamedTuple):
     k_scale: tuple
     v_scale: tuple
 
+    def kernel_args(self, q, k_cache, v_cache, out, counts, softmax_scale: float, splits: int) -> tuple:
+        """The positional arguments the three sparse kernels share, in their order: tensors, scales,
+        sizes, strides (their constexprs differ and stay with each launcher)."""
+        (k_scale_t, k_scale_v, _), (v_scale_t, v_scale_v, _) = self.k_scale, self.v_scale
+        return (q, k_cache, v_cache, out, self.part, self.lse, self.tokens, counts, k_scale_t, v_scale_t,
+                k_scale_v, v_scale_v, softmax_scale, q.shape[0], self.tokens.shape[1], splits,
+                q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+                v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1))
+
+    @property
+    def scales_as_tensors(self) -> tuple[bool, bool]:
+        """(k_scale, v_scale) given as device tensors: the kernels' K/V_SCALE_TENSOR constexprs."""
+        return self.k_scale[2], self.v_scale[2]
+
 
 def prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale,
                         splits: int, head_pad: int) -> SparseCall | None:
@@ -202,16 +216,9 @@ def launch_sparse_attention(
                                head_pad)
     if call is None:
         return
-    (k_scale_t, k_scale_v, k_is_t), (v_scale_t, v_scale_v, v_is_t) = call.k_scale, call.v_scale
+    k_is_t, v_is_t = call.scales_as_tensors
     sparse_attention_kernel[(num_rows, num_kv_heads, splits)](
-        q, k_cache, v_cache, out, call.part, call.lse,
-        call.tokens, counts, k_scale_t, v_scale_t,
-        k_scale_v, v_scale_v, softmax_scale,
-        num_rows, indices.shape[1], splits,
-        q.stride(0), q.stride(1),
-        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
-        out.stride(0), out.stride(1),
+        *call.kernel_args(q, k_cache, v_cache, out, counts, softmax_scale, splits),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, TILE_N=profile.tile_n, SPLIT=splits > 1, KV_MAJOR=profile.kv_major,
         ADDRESSES_AHEAD=profile.addresses_ahead, HAS_COUNTS=counts is not None,

@@ -91,6 +91,19 @@ def _fp8_pairs_to_fp16(pairs):
 
 
 @gluon.jit
+def _interleaved_rows(o_even, o_odd, l_sum, v_scale, OUT: gl.constexpr):
+    """The keys-as-rows kernels' O^T halves (even and odd head dimensions, one column per query row)
+    divided by each column's row sum l_sum and times v_scale, interleaved back into [columns, head
+    size] rows in layout OUT; a column that saw no key (l_sum 0) gives 0. Returns the rows and which
+    columns saw keys."""
+    has_keys = l_sum > 0.0
+    o_scale = gl.convert_layout(gl.where(has_keys, v_scale / gl.where(has_keys, l_sum, 1.0), 0.0),
+                                gl.SliceLayout(0, o_even.type.layout))
+    o = gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :])
+    return gl.convert_layout(gl.reshape(gl.permute(o, [1, 0, 2]), [o_even.shape[1], 2 * o_even.shape[0]]), OUT), has_keys
+
+
+@gluon.jit
 def _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, first, step,
                GROUP: gl.constexpr, COLS: gl.constexpr, A_OP: gl.constexpr):
     """Head dimensions first, first + step, ... of the row's GROUP query heads, times the softmax
@@ -334,12 +347,9 @@ def launch_sparse_exchange(
                                head)
     if call is None:
         return
-    (k_scale_t, k_scale_v, k_is_t), (v_scale_t, v_scale_v, v_is_t) = call.k_scale, call.v_scale
+    k_is_t, v_is_t = call.scales_as_tensors
     sparse_exchange_kernel[(num_rows, num_kv_heads, splits)](
-        q, k_cache, v_cache, out, call.part, call.lse, call.tokens, counts, k_scale_t, v_scale_t,
-        k_scale_v, v_scale_v, softmax_scale, num_rows, indices.shape[1], splits,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
+        *call.kernel_args(q, k_cache, v_cache, out, counts, softmax_scale, splits),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1, HAS_COUNTS=counts is not None,
         KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,

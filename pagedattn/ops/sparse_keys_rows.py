@@ -44,7 +44,9 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
 from .sparse import prepare_sparse_call
-from .sparse_exchange import _fp8_pairs_to_fp16, _issue_tile, _scale, _start_ring, _token_ids, dense_pages
+from .sparse_exchange import (
+    _fp8_pairs_to_fp16, _interleaved_rows, _issue_tile, _scale, _start_ring, _token_ids, dense_pages,
+)
 
 WARPS = gl.constexpr(KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(KEYS_ROWS_TILE)
@@ -190,14 +192,9 @@ def sparse_keys_rows_kernel(
 
     # heads that saw no key (an empty row, or a segment of invalid selections) write 0 and lse -inf
     l_sum = gl.sum(l_i, axis=0)
-    has_keys = l_sum > 0.0
-    o_scale = gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
-                       0.0)
-    o_scale = gl.convert_layout(o_scale, gl.SliceLayout(0, O_MMA))
     OUT: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
-    # O^T's even and odd head dimensions interleaved back into rows of heads
-    o = gl.reshape(gl.permute(gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :]), [1, 0, 2]), [HN, D])
-    o = gl.convert_layout(o, OUT)
+    # O^T's halves back into rows of heads
+    o, has_keys = _interleaved_rows(o_even, o_odd, l_sum, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR), OUT)
     offs_ho = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))
     if SPLIT:
@@ -230,12 +227,9 @@ def launch_sparse_keys_rows(
                                head)
     if call is None:
         return
-    (k_scale_t, k_scale_v, k_is_t), (v_scale_t, v_scale_v, v_is_t) = call.k_scale, call.v_scale
+    k_is_t, v_is_t = call.scales_as_tensors
     sparse_keys_rows_kernel[(num_rows, num_kv_heads, splits)](
-        q, k_cache, v_cache, out, call.part, call.lse, call.tokens, counts, k_scale_t, v_scale_t,
-        k_scale_v, v_scale_v, softmax_scale, num_rows, indices.shape[1], splits,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
+        *call.kernel_args(q, k_cache, v_cache, out, counts, softmax_scale, splits),
         **keys_rows_constants(num_q_heads, num_q_heads // num_kv_heads, head, page, q.dtype == torch.bfloat16, splits,
                               dense_pages(k_cache, v_cache)),
         STAGES=profile.num_stages, HAS_COUNTS=counts is not None, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,

@@ -58,8 +58,8 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 
 from ..profiles.types import UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
-from .sparse_exchange import _fp8_pairs_to_fp16
-from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _scale, _tile_pages
+from .sparse_exchange import _fp8_pairs_to_fp16, _interleaved_rows
+from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _scale, _segment_tiles, _tile_pages
 
 WARPS = gl.constexpr(UNIFIED_KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(UNIFIED_KEYS_ROWS_TILE)
@@ -97,10 +97,7 @@ def unified_keys_rows_kernel(
         return
     kv_len = gl.load(seq_lens_ptr + seq)
     context = kv_len - q_len  # absolute position of the sequence's first query
-    num_tiles = gl.cdiv(kv_len, TILE_N)
-    per_split = gl.cdiv(num_tiles, num_splits)
-    tile_lo = split * per_split
-    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
+    tile_lo, tile_hi = _segment_tiles(kv_len, split, num_splits, TILE_N)
 
     offs_c = gl.arange(0, HN, layout=COLS)
     col_ok = (offs_c < HN // GROUP * GROUP) & (offs_c // GROUP < q_len)
@@ -206,14 +203,9 @@ def unified_keys_rows_kernel(
     async_copy.wait_group(0)
 
     l_sum = gl.convert_layout(gl.sum(gl.sum(l_i, axis=1), axis=0), COLS)
-    has_keys = l_sum > 0.0
-    o_scale = gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
-                       0.0)
-    o_scale = gl.convert_layout(o_scale, gl.SliceLayout(0, O_MMA))
     OUT: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
-    # O^T's even and odd head dimensions interleaved back into rows of packed queries
-    o = gl.reshape(gl.permute(gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :]), [1, 0, 2]), [HN, D])
-    o = gl.convert_layout(o, OUT)
+    # O^T's halves back into rows of packed queries
+    o, has_keys = _interleaved_rows(o_even, o_odd, l_sum, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR), OUT)
     offs_o = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
     o_ok = (offs_o < HN // GROUP * GROUP) & (offs_o // GROUP < q_len)
     offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))

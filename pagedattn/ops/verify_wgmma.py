@@ -127,6 +127,17 @@ def _issue_step_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, pages, table_row
 
 
 @gluon.jit
+def _segment_tiles(kv_len, split, num_splits, TILE_N: gl.constexpr):
+    """(first tile, end tile) of KV segment `split` of a sequence of kv_len keys: its key tiles cut
+    into num_splits equal runs on the device, as ops/unified.py cuts them (a segment past the
+    sequence's keys has tile_lo >= tile_hi)."""
+    num_tiles = gl.cdiv(kv_len, TILE_N)
+    per_split = gl.cdiv(num_tiles, num_splits)
+    tile_lo = split * per_split
+    return tile_lo, gl.minimum(tile_lo + per_split, num_tiles)
+
+
+@gluon.jit
 def _e4m3_pair(q):
     """Rows of fp32 q as hi + lo, two e4m3 tensors, times 2^k per row, where k puts the row's largest
     |q| into [2^7, 2^8) (e4m3 holds up to 448); returns hi, lo and 2^-k per row. hi + lo is q x 2^k
@@ -242,10 +253,7 @@ def verify_wgmma_kernel(
         return
     kv_len = gl.load(seq_lens_ptr + seq)
     context = kv_len - q_len  # absolute position of the sequence's first query
-    num_tiles = gl.cdiv(kv_len, TILE_N)
-    per_split = gl.cdiv(num_tiles, num_splits)
-    tile_lo = split * per_split
-    tile_hi = gl.minimum(tile_lo + per_split, num_tiles)
+    tile_lo, tile_hi = _segment_tiles(kv_len, split, num_splits, TILE_N)
 
     offs_m = gl.arange(0, BLOCK_M, layout=ROWS)
     tok = q_first + offs_m // GROUP
