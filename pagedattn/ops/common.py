@@ -27,6 +27,10 @@
                           splits: 16 columns, so one sequence's 16 heads get 256 programs instead
                           of 16 programs holding 256 KB each, which spilled), looping over chunks
                           of splits only past MERGE_VALUES / MERGE_MIN_COLUMNS = 256 splits.
+                          MERGE_WARPS = 2 warps per program: on the H200 the BF16 MTP merge (13
+                          splits, 256 columns) takes 5.2 us at 1-2 warps against 6.5 at 4 and 11 at
+                          8, the FP8 long request's (128 splits) 2.3-2.4 / 3.2 us at 2 or 4 (perf-notes
+                          v18 item 3, `results/v18/c4-merge-probe.*`).
 
 Addresses one step ahead (`ADDRESSES_AHEAD`, the profile's `addresses_ahead`): a KV loop whose
 K/V addresses come from a load inside the loop (page-table entries, resolved token ids) can read
@@ -51,7 +55,8 @@ import triton.language as tl
 LOG2E = tl.constexpr(1.4426950408889634)
 RESCALE_SLACK = tl.constexpr(8.0)  # log2 units a row maximum may grow before acc is rescaled
 NEG_BIG = tl.constexpr(-1.0e30)  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) NaN-free
-MERGE_VALUES = 4096  # partial values a merge program loads at once: 32 fp32 registers per thread at 4 warps
+MERGE_VALUES = 4096  # partial values a merge program loads at once: 64 fp32 registers per thread at MERGE_WARPS
+MERGE_WARPS = 2
 MERGE_MIN_COLUMNS = 16  # narrowest head-column slice of a merge program (64 B per split)
 
 
@@ -236,5 +241,5 @@ def launch_merge(part, lse, out):
     merge_splits_kernel[(rows, heads, head_pad // columns)](
         part, lse, out, rows, splits, out.stride(0), out.stride(1),
         NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns,
-        SPLIT_CHUNK=min(triton.next_power_of_2(splits), MERGE_VALUES // columns), num_warps=4,
+        SPLIT_CHUNK=min(triton.next_power_of_2(splits), MERGE_VALUES // columns), num_warps=MERGE_WARPS,
     )
