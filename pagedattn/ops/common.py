@@ -29,8 +29,9 @@
                           of splits only past MERGE_VALUES / MERGE_MIN_COLUMNS = 256 splits.
                           MERGE_WARPS = 2 warps per program: on the H200 the BF16 MTP merge (13
                           splits, 256 columns) takes 5.2 us at 1-2 warps against 6.5 at 4 and 11 at
-                          8, the FP8 long request's (128 splits) 2.3-2.4 / 3.2 us at 2 or 4 (perf-notes
-                          v18 item 3, `results/v18/c4-merge-probe.*`).
+                          8; the FP8 long request's (128 splits, 32 columns) 2.3-2.4 us at q=1 and
+                          3.2-3.3 us at q=4 at either 2 or 4 (perf-notes v18 item 3,
+                          `results/v18/c4-merge-probe.*`).
 
 Addresses one step ahead (`ADDRESSES_AHEAD`, the profile's `addresses_ahead`): a KV loop whose
 K/V addresses come from a load inside the loop (page-table entries, resolved token ids) can read

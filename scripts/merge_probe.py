@@ -1,7 +1,15 @@
-"""How fast the split merge could run: merge_splits_kernel at other column slices / warps than launch_merge's,
-on the partial shapes of BF16 MTP (13 splits x 80 tokens x 16 heads) and the FP8 long request (128 splits x 1 / 4
-tokens x 16 heads), each right after a kernel that writes the partials (as the attention kernel does). Time of
-graph(write + merge) minus graph(write), medians of 200 replays x 5 rounds; output checked against launch_merge's."""
+"""How fast the split merge runs at other launch shapes than `launch_merge`'s (GPU only).
+
+Times `merge_splits_kernel` at column slices 16-256 and 1-8 warps on the partial shapes of BF16
+MTP verify (13 splits x 80 tokens x 16 heads, head size 256) and the FP8 single long request (128
+splits x 1 and 4 tokens x 16 heads), each right after a kernel that writes the partials, as the
+attention kernel does: the time of a CUDA graph of (write + merge) minus that of (write), medians
+of 5 rounds of 200 replays. Every output is checked against `launch_merge`'s. Used in perf-notes
+v18 item 3 to pick `MERGE_WARPS` (`results/v18/c4-merge-probe.*`).
+
+Usage: PYTHONPATH=. python3 scripts/merge_probe.py OUT.json
+"""
+
 import json, statistics, sys
 import torch, triton
 from pagedattn.ops.common import merge_splits_kernel, launch_merge
