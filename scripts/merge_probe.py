@@ -10,49 +10,85 @@ v18 item 3 to pick `MERGE_WARPS` (`results/v18/c4-merge-probe.*`).
 Usage: PYTHONPATH=. python3 scripts/merge_probe.py OUT.json
 """
 
-import json, statistics, sys
-import torch, triton
-from pagedattn.ops.common import merge_splits_kernel, launch_merge
+import json
+import statistics
+import sys
 
-def graph_ms(fn, reps=200, rounds=5):
-    s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3): fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(20): fn()
-    res = []
+import torch
+import triton
+
+from pagedattn.ops.common import launch_merge, merge_splits_kernel
+
+# (name, splits, tokens) of the partials, 16 heads of size 256 each
+SHAPES = (("mtp bf16 32k", 13, 80), ("long q=1", 128, 1), ("long q=4", 128, 4))
+HEADS, HEAD = 16, 256
+
+
+def graph_ms(fn, reps: int = 200, rounds: int = 5) -> float:
+    """Median ms per call of `fn` over `rounds` rounds of `reps` replays of a 20-call CUDA graph."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(20):
+            fn()
+    times = []
     for _ in range(rounds):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(reps // 20): g.replay()
-        b.record(); torch.cuda.synchronize()
-        res.append(a.elapsed_time(b) / reps)
-    return statistics.median(res)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(reps // 20):
+            graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / reps)
+    return statistics.median(times)
 
-rows_out = []
-for name, splits, rows in (("mtp bf16 32k", 13, 80), ("long q=1", 128, 1), ("long q=4", 128, 4)):
-    heads, head = 16, 256
-    src = torch.randn(splits, rows, heads, head, device="cuda")
+
+def probe_shape(name: str, splits: int, rows: int) -> list[dict]:
+    src = torch.randn(splits, rows, HEADS, HEAD, device="cuda")
     part = torch.empty_like(src)
-    lse = torch.randn(splits, rows, heads, device="cuda") * 4
-    ref = torch.empty(rows, heads, head, device="cuda", dtype=torch.bfloat16)
-    part.copy_(src); launch_merge(part, lse, ref)
-    write = lambda: part.copy_(src)
+    lse = torch.randn(splits, rows, HEADS, device="cuda") * 4
+    ref = torch.empty(rows, HEADS, HEAD, device="cuda", dtype=torch.bfloat16)
+    part.copy_(src)
+    launch_merge(part, lse, ref)
+
+    def write():
+        part.copy_(src)
+
     base = graph_ms(write)
+    found = []
     for columns in (256, 128, 64, 32, 16):
         for warps in (1, 2, 4, 8):
             chunk = min(triton.next_power_of_2(splits), max(1, 8192 // columns))
-            if columns * chunk < 32 * warps: continue
+            if columns * chunk < 32 * warps:
+                continue
             out = torch.full_like(ref, float("nan"))
+
             def merge(out=out, columns=columns, warps=warps, chunk=chunk):
-                merge_splits_kernel[(rows, heads, head // columns)](
-                    part, lse, out, rows, splits, out.stride(0), out.stride(1), NUM_HEADS=heads, HEAD=head,
-                    HEAD_PAD=head, COLUMNS=columns, SPLIT_CHUNK=chunk, num_warps=warps)
-            merge(); torch.cuda.synchronize()
+                merge_splits_kernel[(rows, HEADS, HEAD // columns)](
+                    part, lse, out, rows, splits, out.stride(0), out.stride(1), NUM_HEADS=HEADS, HEAD=HEAD,
+                    HEAD_PAD=HEAD, COLUMNS=columns, SPLIT_CHUNK=chunk, num_warps=warps)
+
+            merge()
+            torch.cuda.synchronize()
             ok = torch.allclose(out.float(), ref.float(), atol=1e-2, rtol=1e-2)
             ms = graph_ms(lambda: (write(), merge())) - base
-            rows_out.append({"case": name, "columns": columns, "warps": warps, "chunk": chunk, "merge_us": ms * 1e3, "ok": ok})
-            print(f"{name:14s} columns {columns:3d} warps {warps} chunk {chunk:3d}  merge {ms * 1e3:6.2f} us  ok {ok}", flush=True)
-json.dump(rows_out, open(sys.argv[1], "w"), indent=1)
+            found.append({"case": name, "columns": columns, "warps": warps, "chunk": chunk, "merge_us": ms * 1e3,
+                          "ok": ok})
+            print(f"{name:14s} columns {columns:3d} warps {warps} chunk {chunk:3d}  merge {ms * 1e3:6.2f} us  ok {ok}",
+                  flush=True)
+    return found
+
+
+def main() -> None:
+    rows = [row for shape in SHAPES for row in probe_shape(*shape)]
+    with open(sys.argv[1], "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
