@@ -61,9 +61,16 @@ def _signature(kernel, pointer_types: dict, float_args: set, none_args: set) -> 
     return signature, constexprs
 
 
+def _pointer_types(q: str, kv: str, kernel: str) -> dict:
+    """Pointer argument types every unified (or sparse) kernel shares: q/out in q's dtype, K/V pages
+    in kv's, fp32 partials and lse, int32 metadata (sequence tables, or resolved token ids)."""
+    metadata = ("cu_q_ptr", "seq_lens_ptr", "table_ptr") if kernel == "unified" else ("tokens_ptr",)
+    return {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+            "lse_ptr": "*fp32", **dict.fromkeys(metadata, "*i32")}
+
+
 def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
-    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "cu_q_ptr": "*i32", "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
+    ptrs = _pointer_types(q, kv, "unified")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale", "softcap"}
     sig, const = _signature(unified_attention_kernel, ptrs, floats, {"sinks_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,
@@ -75,8 +82,7 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
 
 
 def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
-    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "cu_q_ptr": "*i32", "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
+    ptrs = _pointer_types(q, kv, "unified")
     sig, const = _signature(verify_wgmma_kernel, ptrs, {"scale_log2", "softmax_scale", "k_scale_value", "v_scale_value"},
                             {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
@@ -86,8 +92,7 @@ def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, prof
 
 
 def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
-    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
+    ptrs = _pointer_types(q, kv, "sparse")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_attention_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,
@@ -99,8 +104,7 @@ def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: L
 
 def compile_sparse_exchange(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
                             dense_pages: bool = True):
-    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
+    ptrs = _pointer_types(q, kv, "sparse")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_exchange_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
@@ -111,8 +115,7 @@ def compile_sparse_exchange(q: str, kv: str, group: int, head: int, page: int, p
 
 def compile_sparse_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
                              dense_pages: bool = True):
-    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES["fp8"], "v_ptr": TYPES["fp8"], "out_ptr": TYPES[q], "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "tokens_ptr": "*i32"}
+    ptrs = _pointer_types(q, "fp8", "sparse")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_keys_rows_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(keys_rows_constants(group, group, head, page, q == "bf16", 2 if split else 1, dense_pages),
@@ -121,8 +124,7 @@ def compile_sparse_keys_rows(q: str, group: int, head: int, page: int, profile: 
 
 
 def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
-    ptrs = {"q_ptr": TYPES[q], "k_ptr": TYPES["fp8"], "v_ptr": TYPES["fp8"], "out_ptr": TYPES[q], "part_ptr": "*fp32",
-            "lse_ptr": "*fp32", "cu_q_ptr": "*i32", "seq_lens_ptr": "*i32", "table_ptr": "*i32"}
+    ptrs = _pointer_types(q, "fp8", "unified")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(unified_keys_rows_kernel, ptrs, floats, {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, STAGES=profile.num_stages,

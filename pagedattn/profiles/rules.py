@@ -97,6 +97,10 @@ _SPARSE_PREFILL = 512  # programs (rows x KV heads) above which the seed's prefi
 _VLLM = "vLLM #62590/#65341, measured on MI300X/MI355X"
 _H200 = "H200 table (docs/profiles-h200.md), for sm90 GPUs without a table"
 _BF16 = ("bf16", "fp16")
+# the unified keys-as-rows kernel's fields and evidence, shared by its decode and verify rules
+_UNIFIED_KEYS_ROWS = {"tile_n": UNIFIED_KEYS_ROWS_TILE, "num_warps": UNIFIED_KEYS_ROWS_WARPS, "num_stages": 2,
+                      "keys_as_rows": True}
+_UNIFIED_KEYS_ROWS_SOURCE = _H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -165,12 +169,10 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_kv_len=2048, plain_scores=True),
-                 {"tile_n": UNIFIED_KEYS_ROWS_TILE, "num_warps": UNIFIED_KEYS_ROWS_WARPS, "num_stages": 2,
-                  "keys_as_rows": True}, source=_H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"),
+                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_kv_len=4096, plain_scores=True),
-                 {"tile_n": UNIFIED_KEYS_ROWS_TILE, "num_warps": UNIFIED_KEYS_ROWS_WARPS, "num_stages": 2,
-                  "keys_as_rows": True}, source=_H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"),
+                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
                       max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
