@@ -104,7 +104,7 @@ from .profiles import rules, tables
 from .profiles import select as dispatch
 from .profiles.types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KERNELS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
-    MAX_STAGES, UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS,
+    MAX_STAGES, UNIFIED_KEYS_ROWS_FORMS, UNIFIED_KEYS_ROWS_MAX_M, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS,
     LaunchProfile, ShapeKey, next_pow2,
 )
 
@@ -173,10 +173,10 @@ def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile
     tile x buffers: a 4x larger tile with one buffer instead of two, a smaller one with more.
     Buffers per stage count as `select.kv_buffers` has them: num_stages - 1 (at most 3), or one per
     stage with the addresses read ahead and in the Gluon kernels' rings (warpgroup-MMA: at least 3,
-    shared-exchange: at least 2; keys-as-rows has one tile size and is not moved here)."""
+    shared-exchange and keys-as-rows: at least 2)."""
     ring = start.addresses_ahead or start.warpgroup_mma or start.shared_exchange or start.keys_as_rows
     buffers = max(round(dispatch.kv_buffers(start.num_stages, ring) * start.tile_n / cand.tile_n), 1)
-    if cand.warpgroup_mma or cand.shared_exchange:
+    if cand.warpgroup_mma or cand.shared_exchange or cand.keys_as_rows:
         least = WGMMA_MIN_STAGES if cand.warpgroup_mma else EXCHANGE_MIN_STAGES
         return dataclasses.replace(cand, num_stages=min(max(buffers, least), MAX_STAGES))
     stages = min(buffers, MAX_STAGES) if cand.addresses_ahead else min(buffers, 3) + 1
@@ -204,16 +204,18 @@ def as_keys_as_rows(profile: LaunchProfile, key: ShapeKey) -> LaunchProfile:
     """`profile` moved to a keys-as-rows kernel, keeping its splits and no other kernel's flags.
     Sparse (ops/sparse_keys_rows.py): its ring depth (at least 2), the kernel's fixed block, 64-key
     tile and warps. Unified (ops/unified_keys_rows.py): block_m = the call's queries x group rounded
-    up to a power of two (at least 16), the 128-key tile and 8 warps, and its ring depth within 2..3
-    at up to 32 packed rows, 2 at 64 (shared memory: 3 stages at 64 rows need ~240 KB)."""
+    up to a power of two (at least 16); the 64-key form (4 warps) where `profile` has 64-key tiles
+    and block_m is at most 32, else the 128-key form (8 warps); its ring depth within 2..3 at up to
+    32 packed rows, 2 at 64 (shared memory: 3 stages at 64 rows need ~240 KB)."""
     flags = dict(kv_major=False, addresses_ahead=False, warpgroup_mma=False, shared_exchange=False, keys_as_rows=True)
     if key.kernel == "sparse":
         return dataclasses.replace(profile, block_m=KEYS_ROWS_BLOCK_M, tile_n=KEYS_ROWS_TILE, num_warps=KEYS_ROWS_WARPS,
                                    num_stages=max(profile.num_stages, EXCHANGE_MIN_STAGES), **flags)
     block_m = max(16, next_pow2(key.group * key.max_seqlen_q))
+    tile = 64 if profile.tile_n == 64 and block_m <= UNIFIED_KEYS_ROWS_MAX_M[64] else 128
     stages = min(max(profile.num_stages, EXCHANGE_MIN_STAGES), 3 if block_m <= 32 else 2)
-    return dataclasses.replace(profile, block_m=block_m, tile_n=UNIFIED_KEYS_ROWS_TILE,
-                               num_warps=UNIFIED_KEYS_ROWS_WARPS, num_stages=stages, **flags)
+    return dataclasses.replace(profile, block_m=block_m, tile_n=tile, num_warps=UNIFIED_KEYS_ROWS_FORMS[tile],
+                               num_stages=stages, **flags)
 
 
 GLUON_MOVES = {"warpgroup_mma": as_warpgroup_mma, "shared_exchange": as_shared_exchange,
@@ -238,6 +240,8 @@ def sweep_candidates(start: LaunchProfile, name: str, key: ShapeKey, device: Dev
         variants += [dataclasses.replace(c, num_stages=max(c.num_stages, 3)) for c in variants if c.addresses_ahead]
     if name in GLUON_MOVES:
         variants = [GLUON_MOVES[name](c, key) if getattr(c, name) else c for c in variants]
+    if name == "tile_n" and start.keys_as_rows and key.kernel == "unified":  # each tile size has its warps
+        variants = [as_keys_as_rows(c, key) for c in variants]
     if name != "num_splits" and start.num_splits > 1:
         variants += [wave_matched(c, start, key, device) for c in variants]
     return list(dict.fromkeys(variants))

@@ -127,8 +127,8 @@ def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile:
     ptrs = _pointer_types(q, "fp8", "unified")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(unified_keys_rows_kernel, ptrs, floats, {"k_scale_ptr", "v_scale_ptr"})
-    const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, STAGES=profile.num_stages,
-                 SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+    const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, TILE_N=profile.tile_n,
+                 STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
     return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 

@@ -168,12 +168,14 @@ import compile_report as cr
 from pagedattn.profiles.select import smem_bytes
 from pagedattn.profiles.types import LaunchProfile, ShapeKey
 rows = []
-for q, group, block_m, stages, split in (("bf16", 16, 16, 2, True), ("fp16", 16, 16, 3, False), ("bf16", 8, 32, 3, True),
-                                         ("bf16", 16, 64, 2, True), ("fp16", 24, 64, 2, False)):
-    profile = LaunchProfile(block_m, 128, 2 if split else 1, 8, stages, keys_as_rows=True)
+for q, group, block_m, tile, stages, split in (
+        ("bf16", 16, 16, 128, 2, True), ("fp16", 16, 16, 128, 3, False), ("bf16", 8, 32, 128, 3, True),
+        ("bf16", 16, 64, 128, 2, True), ("fp16", 24, 64, 128, 2, False), ("bf16", 16, 16, 64, 2, True),
+        ("fp16", 16, 16, 64, 3, False), ("bf16", 8, 32, 64, 2, True)):
+    profile = LaunchProfile(block_m, tile, 2 if split else 1, tile // 16, stages, keys_as_rows=True)
     key = ShapeKey("unified", "fp8", 256, group, "verify", 20, block_m // group, 20 * block_m // group, 1, 32768)
     build = cr.compile_unified_keys_rows(q, group, 256, 16, profile, split)
-    rows.append(build | {"estimate": smem_bytes(profile, key), "block_m": block_m})
+    rows.append(build | {"estimate": smem_bytes(profile, key), "block_m": block_m, "tile": tile})
 print(json.dumps(rows))
 """
 
@@ -181,12 +183,15 @@ print(json.dumps(rows))
 def test_unified_keys_rows_kernel_builds_unserialized_and_as_the_estimate_says():
     """ops/unified_keys_rows.py for sm90 (bf16 and fp16 q, 16 to 64 packed rows, 2 and 3 stages,
     splits or not): scores on FP8 wgmma (QGMMA: K is never converted), P.V on fp16 wgmma, no
-    mma.sync, none serialized, shared memory exactly as `select.smem_bytes` estimates (one program
-    per SM either way). Up to 32 packed rows no stack (157-214 registers with bf16 q); at 64 the
-    build holds 255 registers and spills at most 96 bytes (perf-notes v17 item 4: 80 with splits,
-    48 without; v16's 112 before the row sums per key pair)."""
+    mma.sync, none serialized, shared memory exactly as `select.smem_bytes` estimates. The 128-key
+    form: up to 32 packed rows no stack (157-214 registers with bf16 q); at 64 the build holds 255
+    registers and spills at most 96 bytes (perf-notes v17 item 4: 80 with splits, 48 without; v16's
+    112 before the row sums per key pair). The 64-key form (one warpgroup): no stack, and at 16
+    packed rows at most 168 registers, so that three programs fit an SM's 64K registers."""
     for build in _compile_report(_UNIFIED_KEYS_ROWS_PROGRAM):
         assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
         assert build["serial"] is False and build["regs"] <= 255
         assert build["stack"] <= (96 if build["block_m"] == 64 else 0)
         assert build["smem"] == build["estimate"]
+        if build["tile"] == 64 and build["block_m"] == 16:
+            assert build["regs"] <= 168

@@ -44,7 +44,9 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({}, {"kv_dtype": "bf16"}, "FP8 pages only"),
     ({}, {"head_size": 64}, "head sizes 128 and 256"),
     ({}, {"group": 24}, "smaller than the GQA group"),
-    ({}, {"kernel": "unified"}, "two warpgroups"),  # a unified call: the unified keys-as-rows kernel's fields
+    # a unified call is judged by the unified keys-as-rows kernel's rules (its one-warpgroup form takes these
+    # fields, but head size 256 only)
+    ({}, {"kernel": "unified", "head_size": 128}, "supports head size 256"),
 ])
 def test_every_reason_the_keys_rows_kernel_refuses_a_call(profile_change, key_change, needle):
     check_shape_refusal(dataclasses.replace(KEYS_ROWS, **profile_change), dataclasses.replace(TP4, **key_change),

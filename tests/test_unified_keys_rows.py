@@ -29,6 +29,7 @@ H200 = KNOWN_DEVICES["NVIDIA_H200"]
 H100 = KNOWN_DEVICES["NVIDIA_H100_80GB_HBM3"]
 A100 = KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]
 KEYS_ROWS = LaunchProfile(64, 128, 1, 8, 2, keys_as_rows=True)
+ONE_WARPGROUP = LaunchProfile(16, 64, 1, 4, 2, keys_as_rows=True)  # 64 keys per step, up to 32 packed rows
 MTP = ShapeKey("unified", "fp8", 256, 16, "verify", 20, 4, 80, 1, 32768)  # B=20, 4 draft tokens, 16q/1kv
 LONG = ShapeKey("unified", "fp8", 256, 16, "decode", 1, 1, 1, 1, 131072)  # one long request, one token
 
@@ -43,6 +44,8 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({"num_warps": 4}, {}, "two warpgroups"),
     ({"tile_n": 64}, {}, "two warpgroups"),
     ({"block_m": 128}, {}, "block_m 16 to 64"),
+    ({"tile_n": 64, "num_warps": 4}, {}, "block_m 16 to 32"),  # 64 packed rows on one warpgroup
+    ({"tile_n": 32, "num_warps": 2}, {}, "tile_n=64 with 4 warps"),
     ({"kv_major": True}, {}, "kv_major"),
     ({"addresses_ahead": True}, {}, "addresses_ahead"),
     ({"num_stages": 1}, {}, "num_stages >= 2"),
@@ -50,6 +53,7 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({}, {"head_size": 128}, "head size 256"),
     ({}, {"max_seqlen_q": 5}, "do not fit"),
     ({"block_m": 16}, {}, "do not fit"),
+    ({"tile_n": 64, "num_warps": 4, "block_m": 32}, {}, "do not fit"),  # the one-warpgroup form: 2 of 4 tokens
     ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
     ({}, {"score_mods": True}, "softcap"),
 ])
@@ -58,6 +62,7 @@ def test_every_reason_the_unified_keys_rows_kernel_refuses_a_call(profile_change
                         needle, H200)
     assert select.shape_problem(KEYS_ROWS, MTP) is None  # the unchanged pair is fine
     assert select.shape_problem(dataclasses.replace(KEYS_ROWS, block_m=16, num_splits=256, num_stages=3), LONG) is None
+    assert select.shape_problem(dataclasses.replace(ONE_WARPGROUP, num_splits=256), LONG) is None
 
 
 BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096)  # 64 sequences, one token each
@@ -72,19 +77,23 @@ BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096
     (dataclasses.replace(MTP, kv_len=4096), False),  # verify up to 4,096 keys: the wgmma kernel (v16 item 9)
     (LONG, True),  # the single long request, one token
     (BATCH_DECODE, True),  # decode above 2,048 keys
+    (dataclasses.replace(BATCH_DECODE, kv_len=32768), True),
+    (dataclasses.replace(BATCH_DECODE, kv_len=32768, group=32), True),  # 32 packed rows: the 128-key form
     (dataclasses.replace(BATCH_DECODE, kv_len=2048), False),  # shorter decode: not measured, the Triton kernel
     (dataclasses.replace(MTP, max_seqlen_q=5, num_tokens=100), False),  # 80 packed rows
     (dataclasses.replace(MTP, kv_dtype="bf16"), False),
     (dataclasses.replace(LONG, head_size=128), False),
     (dataclasses.replace(LONG, score_mods=True), False),
-], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "long", "batch-decode", "decode-2048", "80-rows",
-        "bf16", "d128", "softcap"])
+], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "long", "batch-decode", "batch-decode-32768",
+        "group32-decode-32768", "decode-2048", "80-rows", "bf16", "d128", "softcap"])
 def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, key, keys_as_rows):
     chosen = select.untuned_selection(key, device)
     assert chosen.profile.keys_as_rows == keys_as_rows
     assert select.shape_problem(chosen.profile, key) is None
-    if keys_as_rows:
-        assert (chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == (128, 8, 2)
+    if keys_as_rows:  # decode of up to 16 packed rows above 8,192 keys: the one-warpgroup form (v19 item 1)
+        one_warpgroup = key.query_class == "decode" and key.group <= 16 and key.kv_len > 8192
+        form = (64, 4, 2) if one_warpgroup else (128, 8, 2)
+        assert (chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == form
         assert chosen.profile.block_m == max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
 
 
@@ -93,16 +102,20 @@ def test_unified_keys_rows_is_refused_off_hopper(device, needle):
     check_refused_off_hopper(KEYS_ROWS, MTP, device, needle, H100)
 
 
-@pytest.mark.parametrize("block_m,stages,fits", [(64, 2, True), (64, 3, False), (16, 3, True), (32, 3, True),
-                                                 (16, 4, False)])
-def test_unified_keys_rows_shared_memory_bounds_its_ring(block_m, stages, fits):
-    """q's two e4m3 tiles, a 128-key K/V ring per stage and P^T: 2 stages at 64 packed rows, 3 at 16
-    or 32, on the H200's 227 KB per block; one program per SM either way."""
-    profile = dataclasses.replace(KEYS_ROWS, block_m=block_m, num_stages=stages)
+@pytest.mark.parametrize("tile_n,block_m,stages,per_sm", [
+    (128, 64, 2, 1), (128, 64, 3, 0), (128, 16, 3, 1), (128, 32, 3, 1), (128, 16, 4, 0),
+    (64, 16, 2, 3), (64, 32, 2, 2), (64, 16, 3, 2), (64, 16, 4, 1), (64, 32, 4, 1), (64, 16, 6, 1),
+])
+def test_unified_keys_rows_shared_memory_bounds_its_ring(tile_n, block_m, stages, per_sm):
+    """q's two e4m3 tiles, a tile_n-key K/V ring per stage and P^T on the H200's 227 KB per block: the
+    128-key form runs 2 stages at 64 packed rows, 3 at 16 or 32, one program per SM either way; the
+    64-key form (one warpgroup, 74 KB at 16 rows and 2 stages) three programs per SM at 16 rows, two at
+    32 (per_sm 0: does not fit)."""
+    profile = LaunchProfile(block_m, tile_n, 1, tile_n // 16, stages, keys_as_rows=True)
     key = MTP if block_m == 64 else dataclasses.replace(MTP, max_seqlen_q=block_m // 16, num_tokens=20 * block_m // 16)
-    assert (select.unfit_reason(profile, key, H200) is None) == fits
-    if fits:
-        assert select.program_slots(profile, key, H200) == H200.num_sms
+    assert (select.unfit_reason(profile, key, H200) is None) == (per_sm > 0)
+    if per_sm:
+        assert select.program_slots(profile, key, H200) == per_sm * H200.num_sms
 
 
 def test_tuner_moves_fp8_unified_calls_to_keys_as_rows_with_its_fixed_fields():
@@ -112,8 +125,14 @@ def test_tuner_moves_fp8_unified_calls_to_keys_as_rows_with_its_fixed_fields():
     assert all(select.unfit_reason(v, MTP, H200) is None for v in moved)
     expected = dataclasses.replace(KEYS_ROWS, num_splits=start.num_splits)
     assert as_keys_as_rows(start, MTP) == expected
-    long_start = LaunchProfile(16, 64, 256, 4, 3)
-    assert as_keys_as_rows(long_start, LONG) == LaunchProfile(16, 128, 256, 8, 3, keys_as_rows=True)
+    long_start = LaunchProfile(16, 64, 256, 4, 3)  # a 64-key tile and 16 packed rows: the one-warpgroup form
+    assert as_keys_as_rows(long_start, LONG) == LaunchProfile(16, 64, 256, 4, 3, keys_as_rows=True)
+    # 64 packed rows do not fit the one-warpgroup form: the 128-key form
+    assert as_keys_as_rows(long_start, MTP) == LaunchProfile(64, 128, 256, 8, 2, keys_as_rows=True)
+    long_128 = LaunchProfile(16, 128, 128, 8, 2, keys_as_rows=True)
+    tiles = [v for v in sweep_candidates(long_128, "tile_n", LONG, H200) if select.unfit_reason(v, LONG, H200) is None]
+    assert {(v.tile_n, v.num_warps) for v in tiles} == {(128, 8), (64, 4)}  # each tile size with its own warps
+    assert LaunchProfile(16, 64, 256, 4, 3, keys_as_rows=True) in tiles  # 3 programs per SM: the wave-matched splits
     assert not any(v.keys_as_rows for v in sweep_candidates(start, "keys_as_rows", dataclasses.replace(
         MTP, kv_dtype="bf16"), H200))  # BF16 pages: not a candidate
 
@@ -121,14 +140,16 @@ def test_tuner_moves_fp8_unified_calls_to_keys_as_rows_with_its_fixed_fields():
 def test_kernel_choice_probe_times_every_kernel_at_its_own_splits():
     """scripts/unified_kernel_choice_probe.py (perf-notes v16 item 9): on the H200 every probe shape
     gets all three kernels, keys-as-rows with the call's packed rows, each at the wave rule's splits
-    for its own program slots (one keys-as-rows program per SM, two wgmma programs)."""
+    for its own program slots (one 128-key keys-as-rows program per SM, two wgmma programs); the
+    64-key form only where the packed rows are at most 32 (decode: three programs per SM)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     import unified_kernel_choice_probe as probe
 
     for case in probe.probe_cases():
         key = case_shape_key(case)
         found = probe.probe_profiles(key, H200)
-        assert set(found) == {"triton", "wgmma", "keysrows"}, case.label
+        one_warpgroup = {"keysrows64"} if key.group * key.max_seqlen_q <= 32 else set()
+        assert set(found) == {"triton", "wgmma", "keysrows"} | one_warpgroup, case.label
         assert found["keysrows"].block_m == max(16, key.group * key.max_seqlen_q)
         for kernel, profile in found.items():
             assert select.shape_problem(profile, key) is None
@@ -149,6 +170,8 @@ _SHAPES = [
     ((1, 8, 2), (1, 300, 1234), 8, 1, 16),
     ((2, 2), (3001, 17), 24, 1, 16),
     ((3, 1), (777, 260), 12, 2, 16),
+    ((1, 1, 1, 1), (4097, 65, 1, 2000), 32, 2, 16),
+    ((2, 1, 2), (1500, 9, 640), 16, 1, 32),
 ]
 
 
@@ -163,11 +186,13 @@ def _packed(shape) -> int:
 @pytest.mark.parametrize("shape", _SHAPES, ids=lambda s: f"q{'-'.join(map(str, s[0]))}-g{s[2] // s[3]}-p{s[4]}")
 @pytest.mark.parametrize("q_dtype", ["bf16", "fp16"])
 @pytest.mark.parametrize("splits,stages", [(1, 2), (5, 2), (16, 2), (3, 3)])
-def test_unified_keys_rows_matches_the_float64_reference(shape, q_dtype, splits, stages):
+@pytest.mark.parametrize("form", [KEYS_ROWS, ONE_WARPGROUP], ids=["n128", "n64"])
+def test_unified_keys_rows_matches_the_float64_reference(shape, q_dtype, splits, stages, form):
     q_lens, kv_lens, q_heads, kv_heads, page = shape
-    profile = dataclasses.replace(KEYS_ROWS, block_m=_packed(shape), num_splits=splits, num_stages=stages)
-    if select.unfit_reason(profile, dataclasses.replace(MTP, max_seqlen_q=max(q_lens)), H200):
-        pytest.skip("3 stages do not fit beside 64 packed rows (refused, tested on the CPU)")
+    profile = dataclasses.replace(form, block_m=_packed(shape), num_splits=splits, num_stages=stages)
+    key = dataclasses.replace(MTP, group=q_heads // kv_heads, max_seqlen_q=max(q_lens))
+    if select.shape_problem(profile, key) or select.unfit_reason(profile, key, H200):
+        pytest.skip("more packed rows or stages than the form takes (refused, tested on the CPU)")
     kwargs = UnifiedShape(q_lens, kv_lens, q_heads, kv_heads, 256, page, q_dtype=q_dtype, kv_dtype="fp8"
                           ).build("cuda", seed=sum(kv_lens) + splits).kwargs
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
@@ -177,13 +202,15 @@ def test_unified_keys_rows_matches_the_float64_reference(shape, q_dtype, splits,
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("splits", [1, 4])
-def test_unified_keys_rows_masks_invalid_pages(splits):
-    kwargs = UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=21).kwargs
+@pytest.mark.parametrize("form,q_lens", [(KEYS_ROWS, (4, 2)), (dataclasses.replace(ONE_WARPGROUP, block_m=32), (2, 1))],
+                         ids=["n128", "n64"])
+def test_unified_keys_rows_masks_invalid_pages(splits, form, q_lens):
+    kwargs = UnifiedShape(q_lens, (700, 90), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=21).kwargs
     table = kwargs["block_table"].clone()
     num_blocks = kwargs["k_cache"].shape[0]
     table[0, 1], table[0, 20], table[1, 0] = -7, num_blocks + 3, 2**30
     kwargs["block_table"] = table
-    profile = dataclasses.replace(KEYS_ROWS, num_splits=splits)
+    profile = dataclasses.replace(form, num_splits=splits)
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
     every = kwargs | {"block_table": torch.full_like(table, -1)}
@@ -194,14 +221,15 @@ def test_unified_keys_rows_masks_invalid_pages(splits):
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("splits", [1, 3])
-def test_unified_keys_rows_rescales_lazily_across_rising_scores(splits):
-    """Scores that creep up by 3.2 per 128-key tile (under RESCALE_SLACK: the stale base is kept, p > 1)
-    and jump by 30 at key 192 (O, l and P^T rescaled), checked against float64."""
-    kwargs = UnifiedShape((4, 2), (700, 450), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=41).kwargs
+@pytest.mark.parametrize("form,q_lens", [(KEYS_ROWS, (4, 2)), (ONE_WARPGROUP, (1, 1))], ids=["n128", "n64"])
+def test_unified_keys_rows_rescales_lazily_across_rising_scores(splits, form, q_lens):
+    """Scores that creep up by 3.2 per 128-key tile (1.6 per 64-key tile; under RESCALE_SLACK: the stale
+    base is kept, p > 1) and jump by 30 at key 192 (O, l and P^T rescaled), checked against float64."""
+    kwargs = UnifiedShape(q_lens, (700, 450), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=41).kwargs
     kwargs |= {"k_scale": 1.0, "v_scale": 1.0}
-    plant_rising_scores(kwargs, KEYS_ROWS.tile_n, slope=0.025, jump_at=192)
+    plant_rising_scores(kwargs, form.tile_n, slope=0.025, jump_at=192)
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
-                                      profile=dataclasses.replace(KEYS_ROWS, num_splits=splits))
+                                      profile=dataclasses.replace(form, num_splits=splits))
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
 
 
@@ -214,13 +242,14 @@ def test_unified_keys_rows_cuda_graph_replay_with_new_lengths_and_tables():
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("splits", [1, 4])
-def test_unified_keys_rows_fp8_scales_given_as_tensors_match_floats(splits):
+@pytest.mark.parametrize("form,q_lens", [(KEYS_ROWS, (4, 3)), (ONE_WARPGROUP, (1, 1))], ids=["n128", "n64"])
+def test_unified_keys_rows_fp8_scales_given_as_tensors_match_floats(splits, form, q_lens):
     """Per-tensor FP8 scales as device tensors give what the same scales as floats give, and both
     match the float64 reference; the scales are far from 1 so that a scale applied twice, or not at
     all, fails."""
-    kwargs = UnifiedShape((4, 3), (1500, 260), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=51).kwargs
+    kwargs = UnifiedShape(q_lens, (1500, 260), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=51).kwargs
     kwargs |= {"k_scale": kwargs["k_scale"] * 7.0, "v_scale": kwargs["v_scale"] / 5.0}
-    profile = dataclasses.replace(KEYS_ROWS, num_splits=splits)
+    profile = dataclasses.replace(form, num_splits=splits)
     as_floats = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
     assert_close_to_reference(as_floats, reference.unified_attention(**kwargs))
     tensors = {name: torch.tensor([kwargs[name]], dtype=torch.float32, device="cuda") for name in ("k_scale", "v_scale")}

@@ -1,4 +1,4 @@
-"""Decode and verify attention over FP8 pages with 128 keys as the rows of Hopper's wgmma, in Gluon.
+"""Decode and verify attention over FP8 pages with the keys as the rows of Hopper's wgmma, in Gluon.
 
 The unified call for FP8 pages at head size 256 whose every sequence's queries fit one block. The
 warpgroup-MMA verify kernel (ops/verify_wgmma.py) puts the 64 packed query rows on wgmma's M and 16
@@ -6,9 +6,9 @@ keys on its N, so each 16-key tile costs one Q.K^T / softmax / P.V chain of ~1.1
 reads both of q's e4m3 tiles from shared memory again (perf-notes §6 items 1 and 3). Here the keys
 are the rows, as in ops/sparse_keys_rows.py, and the packed query rows are N:
 
-* S^T = K . Q^T on FP8 wgmma, 128 keys per step (two warpgroups, 64 keys each), K straight from the
-  cp.async ring, q as ops/verify_wgmma.py's two e4m3 tiles (`_e4m3_pair`) read once per 128 keys;
-  2^-k per packed row, the softmax scale and k_scale scale the scores per column;
+* S^T = K . Q^T on FP8 wgmma, 64 keys per warpgroup and step (128 on two warpgroups, or 64 on one),
+  K straight from the cp.async ring, q as ops/verify_wgmma.py's two e4m3 tiles (`_e4m3_pair`) read
+  once per step; 2^-k per packed row, the softmax scale and k_scale scale the scores per column;
 * the softmax runs down the keys with ops/sparse_keys_rows.py's lazy base: each warp's largest
   growth over the running base goes to shared memory with P^T, and only a growth past
   RESCALE_SLACK moves the base, rescales O and l and rewrites P^T (a second barrier). The scaled
@@ -18,16 +18,18 @@ are the rows, as in ops/sparse_keys_rows.py, and the packed query rows are N:
   (half the registers of per-key sums; perf-notes v17 items 2-3);
 * O^T = V^T . P^T on fp16 wgmma, V converted in registers as the A operand (int16 pairs of e4m3
   values, ops/sparse_exchange.py's `_fp8_pairs_to_fp16`), so O^T splits into even and odd head
-  dimensions; each warpgroup owns half of each (64 fp32 registers per thread at 64 packed rows),
-  32 keys of V at a time.
+  dimensions; with two warpgroups each owns half of each (64 fp32 registers per thread at 64 packed
+  rows), one warpgroup owns both (64 registers at 32 rows); 32 keys of V at a time.
 K/V tiles are copied with ops/verify_wgmma.py's page addressing (`_tile_pages`, `_issue_tile`),
 each step reading the page-table entries of the tile it will copy next step (carried in registers,
 so the table's L2 read is not waited for between a tile's landing and the next copies: 2-5 % less
 time, perf-notes v16 item 4): page ids outside [0, num_blocks) and entries past the table's width
 are masked, never copied, never attended; a byte per ring key says which keys are usable. KV
 segments are cut from each sequence's length on the device as in ops/unified.py; segments past a
-sequence's keys write lse = -inf and exit; rows that see no key write 0. q is read before the first
-tiles' copies are issued and converted after them, so the two reads overlap (perf-notes v17 item 2).
+sequence's keys write lse = -inf and exit; rows that see no key write 0. The sequence's length is
+read with its query bounds, before the empty-sequence exit, so the three take one round trip; q is
+read before the first tiles' copies are issued and converted after them, so the two reads overlap
+(perf-notes v17 item 2).
 
 Grid: (sequences, KV heads, KV segments). Column c of a program is token c // GROUP, head c % GROUP
 of its sequence, as ops/unified.py packs rows. The profile layer routes here only FP8 pages, head
@@ -38,16 +40,22 @@ results.
 
 Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
   block_m (N)   the packed query rows: GROUP x max_seqlen_q rounded up to a power of two, 16 to 64
-                (wgmma's N; 64 packed rows keep O^T at 64 fp32 registers per thread).
-  TILE_N = 128  keys per step: 64 rows of each warpgroup's wgmma.
-  num_warps = 8 two warpgroups (keys for the scores, head-dimension halves for O^T).
-  head size 256 O^T's even and odd halves (128 rows each) split across the two warpgroups.
+                on two warpgroups, 16 to 32 on one (wgmma's N; O^T's fp32 registers per thread are
+                256 x block_m / threads: 64 at the most).
+  tile_n        keys per step, 16 per warp (each warp's rows of S^T): 128 with num_warps = 8 (two
+                warpgroups split the keys for the scores and O^T's head dimension) or 64 with
+                num_warps = 4 (one warpgroup does both: at 16 packed rows 166 registers and 76 KB,
+                so three programs share an SM, each with its own barriers; perf-notes v19 item 1:
+                7-9 % less time than 128 keys on FP8 batch decode at 32,768 keys).
+  head size 256 O^T's even and odd halves (128 rows each).
   num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
-                stages x 128 x 256 x 2 (K, V) + stages x 128 (usable keys) + 128 x block_m x 2 (P^T)
-                + 32 x (1 + block_m) (growths, the column reductions' scratch): 182,560 B at 64
-                packed rows and 2 stages (one program per SM); 3 stages fit up to 32 rows (3 stages
-                measured 4-6 % slower than 2 at 16 rows, perf-notes v16 items 3-4).
-  num_splits    sequences x KV heads programs must fill the SMs (one program per SM).
+                stages x tile_n x 256 x 2 (K, V) + stages x tile_n (usable keys) + tile_n x block_m x
+                2 (P^T) + 4 x warps x (1 + block_m) (growths, the column reductions' scratch):
+                182,560 B at 64 packed rows, 128 keys and 2 stages (one program per SM); 3 stages of
+                128 keys fit up to 32 rows (measured 4-6 % slower than 2 at 16 rows, perf-notes v16
+                items 3-4).
+  num_splits    sequences x KV heads programs must fill the SMs' program slots (one per SM with 128
+                keys, two or three with 64).
 """
 
 import torch
@@ -56,13 +64,11 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma, warpgroup_mma_wait
 
-from ..profiles.types import UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, LaunchProfile
+from ..profiles.types import LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
 from .sparse_exchange import _fp8_pairs_to_fp16, _interleaved_rows
-from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _scale, _segment_tiles, _tile_pages
+from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _scale, _segment_tiles, _tile_pages
 
-WARPS = gl.constexpr(UNIFIED_KEYS_ROWS_WARPS)
-TILE_N = gl.constexpr(UNIFIED_KEYS_ROWS_TILE)
 CHUNK = gl.constexpr(32)  # keys of V converted and multiplied at a time (perf-notes v16 item 4)
 
 
@@ -74,9 +80,10 @@ def unified_keys_rows_kernel(
     stride_v_block, stride_v_slot, stride_v_head, stride_o_tok, stride_o_head, stride_table,
     k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, HN: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
-    STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr, K_SCALE_TENSOR: gl.constexpr,
-    V_SCALE_TENSOR: gl.constexpr,
+    TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr,
+    K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
 ):
+    WARPS: gl.constexpr = TILE_N // 16  # each warp's 16 keys of a step are its rows of S^T
     seq = gl.program_id(0)
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
@@ -93,9 +100,9 @@ def unified_keys_rows_kernel(
 
     q_first = gl.load(cu_q_ptr + seq)
     q_len = gl.load(cu_q_ptr + seq + 1) - q_first
+    kv_len = gl.load(seq_lens_ptr + seq, volatile=True)  # read with q's bounds (volatile: kept before the exit)
     if q_len == 0:
         return
-    kv_len = gl.load(seq_lens_ptr + seq)
     context = kv_len - q_len  # absolute position of the sequence's first query
     tile_lo, tile_hi = _segment_tiles(kv_len, split, num_splits, TILE_N)
 
@@ -126,11 +133,9 @@ def unified_keys_rows_kernel(
     table_row = table_ptr + seq.to(gl.int64) * stride_table
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
-    for ahead in gl.static_range(STAGES - 1):
-        phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
-                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
-                    SAME_STRIDES, COPY)
+    _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo, tile_hi, kv_len, max_blocks, num_blocks,
+               k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+               SAME_STRIDES, COPY)
     # the first loop step's page-table entries; each step then reads the next step's (-1: not usable),
     # so the table load is not waited for between a tile's landing and its successor's copies
     phys, ok = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
@@ -240,8 +245,9 @@ def launch_unified_keys_rows(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, b
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
         block_table.stride(0), k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v,
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HN=profile.block_m, D=head, PAGE=page,
-        STAGES=profile.num_stages, SPLIT=splits > 1, SAME_STRIDES=k_cache.stride() == v_cache.stride(),
-        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, num_warps=UNIFIED_KEYS_ROWS_WARPS,
+        TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1,
+        SAME_STRIDES=k_cache.stride() == v_cache.stride(), K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
+        num_warps=profile.num_warps,
     )
     if splits > 1:
         launch_merge(part, lse, out)

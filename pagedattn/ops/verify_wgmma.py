@@ -127,6 +127,20 @@ def _issue_step_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, pages, table_row
 
 
 @gluon.jit
+def _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo, tile_hi, kv_len, max_blocks, num_blocks,
+               k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N: gl.constexpr,
+               D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr, SAME_STRIDES: gl.constexpr,
+               COPY: gl.constexpr):
+    """The ring's prologue, shared by the wgmma-family kernels (this one and ops/unified_keys_rows.py):
+    the copies of the segment's first STAGES - 1 tiles, each with its page-table read."""
+    for ahead in gl.static_range(STAGES - 1):
+        phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
+                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+                    SAME_STRIDES, COPY)
+
+
+@gluon.jit
 def _segment_tiles(kv_len, split, num_splits, TILE_N: gl.constexpr):
     """(first tile, end tile) of KV segment `split` of a sequence of kv_len keys: its key tiles cut
     into num_splits equal runs on the device, as ops/unified.py cuts them (a segment past the
@@ -249,9 +263,9 @@ def verify_wgmma_kernel(
 
     q_first = gl.load(cu_q_ptr + seq)
     q_len = gl.load(cu_q_ptr + seq + 1) - q_first
+    kv_len = gl.load(seq_lens_ptr + seq, volatile=True)  # read with q's bounds (volatile: kept before the exit)
     if q_len == 0:
         return
-    kv_len = gl.load(seq_lens_ptr + seq)
     context = kv_len - q_len  # absolute position of the sequence's first query
     tile_lo, tile_hi = _segment_tiles(kv_len, split, num_splits, TILE_N)
 
@@ -292,11 +306,9 @@ def verify_wgmma_kernel(
     table_row = table_ptr + seq.to(gl.int64) * stride_table
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
-    for ahead in gl.static_range(STAGES - 1):
-        phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
-                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
-                    SAME_STRIDES, COPY)
+    _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo, tile_hi, kv_len, max_blocks, num_blocks,
+               k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+               SAME_STRIDES, COPY)
     # the first loop step's two tiles' pages, used with PAGES_AHEAD (each step then reads the next step's)
     phys, ok = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
     pages_a = gl.where(ok, phys, -1)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..device import DeviceInfo
 from .types import (
-    UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+    UNIFIED_KEYS_ROWS_FORMS, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
 )
 
 
@@ -97,10 +97,13 @@ _SPARSE_PREFILL = 512  # programs (rows x KV heads) above which the seed's prefi
 _VLLM = "vLLM #62590/#65341, measured on MI300X/MI355X"
 _H200 = "H200 table (docs/profiles-h200.md), for sm90 GPUs without a table"
 _BF16 = ("bf16", "fp16")
-# the unified keys-as-rows kernel's fields and evidence, shared by its decode and verify rules
-_UNIFIED_KEYS_ROWS = {"tile_n": UNIFIED_KEYS_ROWS_TILE, "num_warps": UNIFIED_KEYS_ROWS_WARPS, "num_stages": 2,
+# the unified keys-as-rows kernel's fields: the 128-key form (and its evidence), shared by its decode and verify
+# rules, and the one-warpgroup 64-key form of long decode
+_UNIFIED_KEYS_ROWS = {"tile_n": 128, "num_warps": UNIFIED_KEYS_ROWS_FORMS[128], "num_stages": 2,
                       "keys_as_rows": True}
 _UNIFIED_KEYS_ROWS_SOURCE = _H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"
+_ONE_WARPGROUP_KEYS_ROWS = {"tile_n": 64, "num_warps": UNIFIED_KEYS_ROWS_FORMS[64], "num_stages": 2,
+                            "keys_as_rows": True}
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -164,9 +167,16 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # 70,000 keys, 9 % at 8,192, 5 % more at 4,096 and 12-34 % more below; the single long request at q=1
         # 31 % less than the Triton kernel, at q=4 5 % less than the wgmma kernel at 128 splits; batch decode
         # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; shorter ones unmeasured).
+        # Decode of at most 16 packed rows above 8,192 keys takes its one-warpgroup form (64 keys per step, three
+        # programs per SM; perf-notes v19 item 1: 4-11 % less time than 128 keys at 16,384 and 32,768 keys for 64
+        # sequences of 16q/1kv or 32q/2kv, 5 % on the single long request at the wave rule's splits; within 2 % at
+        # 4,096; 8,192 unmeasured).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
+            Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
+                      max_query_rows=16, min_kv_len=8192, plain_scores=True),
+                 _ONE_WARPGROUP_KEYS_ROWS, source=_H200 + "; one-warpgroup keys-as-rows: perf-notes v19 item 1"),
             Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_kv_len=2048, plain_scores=True),
                  _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE),

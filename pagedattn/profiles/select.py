@@ -29,7 +29,7 @@ from ..device import DeviceInfo
 from . import rules, tables
 from .types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
-    UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
+    UNIFIED_KEYS_ROWS_FORMS, UNIFIED_KEYS_ROWS_MAX_M, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
     ShapeKey, next_pow2,
 )
 
@@ -85,13 +85,14 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     keys x the group's heads rounded up to 8 or 16), four growths and 1 KB for the buffers'
     alignment (76,560 B built against 81,424 at D=256, 12 heads, 2 stages, bf16 q). The unified
     keys-as-rows kernel allocates exactly q's two e4m3 tiles, its K/V ring, a byte per ring key, P^T
-    (fp16, 128 keys x block_m), eight growths and the column reductions' scratch across the eight
-    warps (fp32, 8 x block_m): 182,560 B at 64 packed rows, 2 stages."""
+    (fp16, tile_n keys x block_m), a growth per warp and the column reductions' scratch across the
+    warps (fp32, warps x block_m): 182,560 B at 64 packed rows, 128 keys, 2 stages; 76,176 B at 16
+    rows, 64 keys, 2 stages (three programs per SM)."""
     head_pad = next_pow2(key.head_size)
     if profile.keys_as_rows and key.kernel == "unified":
-        ring = profile.num_stages * UNIFIED_KEYS_ROWS_TILE
+        ring = profile.num_stages * profile.tile_n
         return 2 * profile.block_m * head_pad + 2 * ring * head_pad + ring + \
-            UNIFIED_KEYS_ROWS_TILE * profile.block_m * 2 + 4 * UNIFIED_KEYS_ROWS_WARPS * (1 + profile.block_m)
+            profile.tile_n * profile.block_m * 2 + 4 * profile.num_warps * (1 + profile.block_m)
     if profile.keys_as_rows:
         heads = max(8, next_pow2(key.group))
         ring = profile.num_stages * KEYS_ROWS_TILE
@@ -196,15 +197,15 @@ def keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
 
 def unified_keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     """Why the unified keys-as-rows kernel (ops/unified_keys_rows.py) cannot run `key` with `profile`."""
-    if (profile.tile_n, profile.num_warps) != (UNIFIED_KEYS_ROWS_TILE, UNIFIED_KEYS_ROWS_WARPS) or \
-            profile.block_m > 64:
-        return (f"keys_as_rows (unified) runs tile_n={UNIFIED_KEYS_ROWS_TILE} with {UNIFIED_KEYS_ROWS_WARPS} warps "
-                f"(two warpgroups) and block_m 16 to 64 (wgmma's N)")
+    if UNIFIED_KEYS_ROWS_FORMS.get(profile.tile_n) != profile.num_warps or \
+            profile.block_m > UNIFIED_KEYS_ROWS_MAX_M[profile.tile_n]:
+        return ("keys_as_rows (unified) runs tile_n=128 with 8 warps (two warpgroups) and block_m 16 to 64, "
+                "or tile_n=64 with 4 warps (one warpgroup) and block_m 16 to 32 (wgmma's N)")
     problem = _keys_rows_form_problem(profile, key)
     if problem:
         return problem
     if key.head_size != 256:
-        return (f"keys_as_rows (unified) supports head size 256 (O^T's halves split over two warpgroups), "
+        return (f"keys_as_rows (unified) supports head size 256 (O^T's even and odd halves of 128 rows), "
                 f"not {key.head_size}")
     if key.group * key.max_seqlen_q > profile.block_m:
         return (f"keys_as_rows packs a sequence's queries x group into one block of {profile.block_m} columns: "

@@ -21,8 +21,10 @@ EXCHANGE_MIN_STAGES = 2  # its K/V ring: one tile computed while the next one's 
 KEYS_ROWS_BLOCK_M = 16  # the sparse keys-as-rows kernel's largest group (its heads are wgmma's N, <= 16)
 KEYS_ROWS_TILE = 64  # its keys per step: one wgmma's rows
 KEYS_ROWS_WARPS = 4  # one warpgroup
-UNIFIED_KEYS_ROWS_TILE = 128  # keys per step of the unified keys-as-rows kernel: 64 wgmma rows per warpgroup
-UNIFIED_KEYS_ROWS_WARPS = 8  # its two warpgroups
+# the unified keys-as-rows kernel's two forms, keys per step -> warps (16 keys per warp, 64 wgmma rows per
+# warpgroup): two warpgroups split O^T's head dimension; one owns all of it, so its packed rows are fewer
+UNIFIED_KEYS_ROWS_FORMS = {128: 8, 64: 4}
+UNIFIED_KEYS_ROWS_MAX_M = {128: 64, 64: 32}  # packed rows (wgmma's N) each form takes: O^T's registers
 
 
 def next_pow2(n: int) -> int:
@@ -63,10 +65,11 @@ class LaunchProfile:
                 addresses_ahead do not apply and stay False; num_stages is its K/V ring depth, >= 2).
                 Sparse: ops/sparse_keys_rows.py, 64 selected keys per step, N = the group's heads
                 (head size 128 or 256, groups of at most 16: `select.keys_rows_problem`); block_m
-                16, tile_n 64, 4 warps (one warpgroup). Unified: ops/unified_keys_rows.py, 128 keys
-                per step, N = block_m packed query rows (16 to 64; head size 256, sequences that fit
-                one block, no window/softcap/sinks: `select.unified_keys_rows_problem`); tile_n 128,
-                8 warps (two warpgroups).
+                16, tile_n 64, 4 warps (one warpgroup). Unified: ops/unified_keys_rows.py, N = block_m
+                packed query rows (head size 256, sequences that fit one block, no window/softcap/sinks:
+                `select.unified_keys_rows_problem`); tile_n 128 with 8 warps (two warpgroups, block_m
+                16 to 64) or tile_n 64 with 4 warps (one warpgroup, block_m 16 to 32, up to three
+                programs per SM).
     """
 
     block_m: int
