@@ -4,11 +4,12 @@ The sm90 rule sends FP8 decode and verify at head size 256 over 4,096 keys to th
 (ops/unified_keys_rows.py); the bench measured it at 8,192 keys and more, on one or two KV heads.
 This times, per shape, every kernel that can run it at the split count the wave rule gives that
 kernel's profile (`select.with_splits`): the Triton kernel at the analytic default, the
-warpgroup-MMA kernel (ops/verify_wgmma.py, 16-key tiles, 4 stages) and the keys-as-rows kernel's two forms (128-key
-tiles on two warpgroups; 64-key tiles on one, up to 32 packed rows; 2 stages), each checked against
-the float64 reference. Shapes: MTP verify (B=20, q=4, 16q/1kv) at 1,024-8,192 keys, batch decode
-(B=64, q=1, 16q/1kv and 32q/2kv) at 4,096, 16,384 and 32,768 keys, and the single long request (B=1, q=1,
-16q/1kv, 131,072 keys). One JSON row per (shape, kernel) in OUT.jsonl. sm90 only.
+warpgroup-MMA kernel (ops/verify_wgmma.py, 16-key tiles, 4 stages) and the keys-as-rows kernel's
+two forms (128-key tiles on two warpgroups; 64-key tiles on one, up to 32 packed rows; 2 stages),
+each checked against the float64 reference. Shapes: MTP verify (B=20, q=4, 16q/1kv) at
+1,024-8,192 keys, batch decode (B=64, q=1, 16q/1kv and 32q/2kv) at 4,096, 16,384 and 32,768 keys,
+and the single long request (B=1, q=1, 16q/1kv, 131,072 keys). One JSON row per (shape, kernel) in
+OUT.jsonl (perf-notes v16 item 9, v19 item 1). sm90 only.
 
     PYTHONPATH=. python3 scripts/unified_kernel_choice_probe.py OUT.jsonl
 """

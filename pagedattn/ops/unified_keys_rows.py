@@ -46,7 +46,7 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 warpgroups split the keys for the scores and O^T's head dimension) or 64 with
                 num_warps = 4 (one warpgroup does both: at 16 packed rows 166 registers and 76 KB,
                 so three programs share an SM, each with its own barriers; perf-notes v19 item 1:
-                7-9 % less time than 128 keys on FP8 batch decode at 32,768 keys).
+                6-11 % less time than 128 keys on FP8 batch decode at 32,768 keys).
   head size 256 O^T's even and odd halves (128 rows each).
   num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
                 stages x tile_n x 256 x 2 (K, V) + stages x tile_n (usable keys) + tile_n x block_m x
