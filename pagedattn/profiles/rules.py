@@ -102,8 +102,7 @@ _BF16 = ("bf16", "fp16")
 _UNIFIED_KEYS_ROWS = {"tile_n": 128, "num_warps": UNIFIED_KEYS_ROWS_FORMS[128], "num_stages": 2,
                       "keys_as_rows": True}
 _UNIFIED_KEYS_ROWS_SOURCE = _H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"
-_ONE_WARPGROUP_KEYS_ROWS = {"tile_n": 64, "num_warps": UNIFIED_KEYS_ROWS_FORMS[64], "num_stages": 2,
-                            "keys_as_rows": True}
+_ONE_WARPGROUP_KEYS_ROWS = _UNIFIED_KEYS_ROWS | {"tile_n": 64, "num_warps": UNIFIED_KEYS_ROWS_FORMS[64]}
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
