@@ -180,15 +180,15 @@ def _unified_op(
     q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, out: torch.Tensor,
     cu_seqlens_q: torch.Tensor, seq_lens: torch.Tensor, block_table: torch.Tensor,
     sinks: Optional[torch.Tensor], k_scale_tensor: Optional[torch.Tensor], v_scale_tensor: Optional[torch.Tensor],
-    k_scale: float, v_scale: float, softmax_scale: float, softcap: float, sliding_window: int,
+    k_scale: float, v_scale: float, softmax_scale: float, softcap: float, sliding_window: int, max_seqlen_q: int,
     profile: list[int],
 ) -> None:
     chosen = LaunchProfile.from_ints(profile)
     k_scale_given, v_scale_given = _given_scale(k_scale_tensor, k_scale), _given_scale(v_scale_tensor, v_scale)
     if chosen.warpgroup_mma or chosen.keys_as_rows:  # the profile layer admits them only without window, softcap, sinks
         launch = launch_verify_wgmma if chosen.warpgroup_mma else launch_unified_keys_rows
-        launch(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, softmax_scale=softmax_scale,
-               k_scale=k_scale_given, v_scale=v_scale_given, profile=chosen)
+        launch(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, max_seqlen_q=max_seqlen_q,
+               softmax_scale=softmax_scale, k_scale=k_scale_given, v_scale=v_scale_given, profile=chosen)
         return
     launch_unified_attention(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
@@ -201,7 +201,7 @@ def _unified_op(
 
 @_unified_op.register_fake
 def _(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_scale_tensor, v_scale_tensor,
-      k_scale, v_scale, softmax_scale, softcap, sliding_window, profile) -> None:
+      k_scale, v_scale, softmax_scale, softcap, sliding_window, max_seqlen_q, profile) -> None:
     return None
 
 
@@ -291,7 +291,7 @@ def unified_attention(
     torch.ops.pagedattn.unified_attention(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_t, v_t, k_v, v_v,
         float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale),
-        float(softcap or 0.0), int(sliding_window or 0), chosen.to_ints(),
+        float(softcap or 0.0), int(sliding_window or 0), max_seqlen_q, chosen.to_ints(),
     )
     return out
 

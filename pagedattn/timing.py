@@ -61,4 +61,15 @@ def time_calls(calls: list[Callable[[], object]], warmup_ms: float = 25.0, rep_m
         print(f"time_calls: CUDA-graph capture failed, timing eagerly ({str(exc).splitlines()[0][:160]})",
               file=sys.stderr, flush=True)
         torch.cuda.synchronize()
+        _end_generator_capture()
         return float(triton.testing.do_bench(step, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+
+
+def _end_generator_capture() -> None:
+    """After a capture that failed inside `torch.cuda.graph`, the default CUDA generator can stay in
+    capture mode (the capture's end raised before its epilogue ran), and every later random draw on
+    the device raises "Offset increment outside graph capture" (seen in the GPU suite: a test after
+    the bench's eager fallback in the same worker, perf-notes v20 item 3). A fresh copy of its state
+    (same seed and offset) is not in capture mode."""
+    generator = torch.cuda.default_generators[torch.cuda.current_device()]
+    generator.graphsafe_set_state(generator.clone_state())

@@ -204,15 +204,17 @@ def as_keys_as_rows(profile: LaunchProfile, key: ShapeKey) -> LaunchProfile:
     """`profile` moved to a keys-as-rows kernel, keeping its splits and no other kernel's flags.
     Sparse (ops/sparse_keys_rows.py): its ring depth (at least 2), the kernel's fixed block, 64-key
     tile and warps. Unified (ops/unified_keys_rows.py): block_m = the call's queries x group rounded
-    up to a power of two (at least 16); the 64-key form (4 warps) where `profile` has 64-key tiles
-    and block_m is at most 32, else the 128-key form (8 warps); its ring depth within 2..3 at up to
-    32 packed rows, 2 at 64 (shared memory: 3 stages at 64 rows need ~240 KB)."""
+    up to a power of two (at least 16), capped at the form's largest block (a sequence's queries then
+    run in several blocks); the 64-key form (4 warps) where `profile` has 64-key tiles and those rows
+    are at most 32, else the 128-key form (8 warps); its ring depth within 2..3 at up to 32 packed
+    rows, 2 at 64 (shared memory: 3 stages at 64 rows need ~240 KB)."""
     flags = dict(kv_major=False, addresses_ahead=False, warpgroup_mma=False, shared_exchange=False, keys_as_rows=True)
     if key.kernel == "sparse":
         return dataclasses.replace(profile, block_m=KEYS_ROWS_BLOCK_M, tile_n=KEYS_ROWS_TILE, num_warps=KEYS_ROWS_WARPS,
                                    num_stages=max(profile.num_stages, EXCHANGE_MIN_STAGES), **flags)
-    block_m = max(16, next_pow2(key.group * key.max_seqlen_q))
-    tile = 64 if profile.tile_n == 64 and block_m <= UNIFIED_KEYS_ROWS_MAX_M[64] else 128
+    rows = max(16, next_pow2(key.group * key.max_seqlen_q))
+    tile = 64 if profile.tile_n == 64 and rows <= UNIFIED_KEYS_ROWS_MAX_M[64] else 128
+    block_m = min(rows, UNIFIED_KEYS_ROWS_MAX_M[tile])
     stages = min(max(profile.num_stages, EXCHANGE_MIN_STAGES), 3 if block_m <= 32 else 2)
     return dataclasses.replace(profile, block_m=block_m, tile_n=tile, num_warps=UNIFIED_KEYS_ROWS_FORMS[tile],
                                num_stages=stages, **flags)

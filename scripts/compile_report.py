@@ -81,13 +81,14 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
     return _compile(unified_attention_kernel, sig, const, profile.num_warps, profile.num_stages)
 
 
-def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
+                         multi_block: bool = False):
     ptrs = _pointer_types(q, kv, "unified")
     sig, const = _signature(verify_wgmma_kernel, ptrs, {"scale_log2", "softmax_scale", "k_scale_value", "v_scale_value"},
                             {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
                  SPLIT=split, SAME_STRIDES=True, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
-                 PAGES_AHEAD=profile.addresses_ahead)
+                 PAGES_AHEAD=profile.addresses_ahead, MULTI_BLOCK=multi_block)
     return _compile(verify_wgmma_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
@@ -123,12 +124,14 @@ def compile_sparse_keys_rows(q: str, group: int, head: int, page: int, profile: 
     return _compile(sparse_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
-def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
+def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
+                              multi_block: bool = False):
     ptrs = _pointer_types(q, "fp8", "unified")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(unified_keys_rows_kernel, ptrs, floats, {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, TILE_N=profile.tile_n,
-                 STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
+                 STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
+                 MULTI_BLOCK=multi_block)
     return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 

@@ -160,13 +160,13 @@ def check_sparse_graph_replay(shape, seed: int, profile=None) -> None:
         assert_close_to_reference(out, reference.sparse_attention(**static))
 
 
-def check_unified_graph_replay(kv_dtype: str, seed: int, profile=None) -> None:
-    """Capture one unified verify call (8 sequences x 4 draft tokens, 16q/1kv, D=256, pages of 16,
-    up to 3,000 keys) at fixed shapes with `profile` (None: the dispatcher's); replay it three times
-    after writing new sequence lengths, block tables and queries in place, each replay against the
-    float64 reference. CUDA only."""
+def check_unified_graph_replay(kv_dtype: str, seed: int, profile=None, q_len: int = 4) -> None:
+    """Capture one unified verify call (8 sequences x q_len draft tokens, 16q/1kv, D=256, pages of
+    16, up to 3,000 keys) at fixed shapes with `profile` (None: the dispatcher's); replay it three
+    times after writing new sequence lengths, block tables and queries in place, each replay against
+    the float64 reference. CUDA only."""
     gen = torch.Generator(device="cuda").manual_seed(seed)
-    batch, q_len, capacity = 8, 4, 3000
+    batch, capacity = 8, 3000
     cache = make_paged_cache([capacity] * batch, 1, 256, 16, kv_dtype, "cuda", gen)
     q = torch.randn(batch * q_len, 16, 256, device="cuda", generator=gen).bfloat16()
     seq_lens = torch.full((batch,), capacity, dtype=torch.int32, device="cuda")

@@ -47,6 +47,18 @@ def test_stream_read_rejects_a_wrong_partial_count(device):
         bench.stream_read(torch.rand(100, device=device), torch.empty(3, device=device), 64, 4)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+def test_a_call_that_cannot_be_captured_is_timed_and_leaves_the_cuda_rng_usable(capsys):
+    """A host sync inside the timed call fails the graph capture: time_calls says so, times it
+    eagerly, and random draws on the device work afterwards (a failed capture had left the default
+    generator in capture mode: every later torch.randn on the GPU raised)."""
+    x = torch.ones(1024, device="cuda")
+    ms = bench.time_calls([lambda: x.sum().item()], warmup_ms=1.0, rep_ms=5.0)
+    assert ms > 0 and "capture failed" in capsys.readouterr().err
+    assert torch.randn(8, device="cuda").isfinite().all()
+
+
 def test_measure_ceilings_runs(device):
     ceilings = bench.measure_ceilings(device, 1 << 20, 64)
     for key in ("hbm_read_tbps", "torch_sum_tbps", "copy_tbps", "matmul_bf16_tflops"):

@@ -70,15 +70,16 @@ import compile_report as cr
 from pagedattn.profiles.select import smem_bytes
 from pagedattn.profiles.types import LaunchProfile, ShapeKey
 rows = []
-for q, kv, head, tile, stages, split, ahead in (
-        ("bf16", "bf16", 256, 16, 4, True, False), ("bf16", "bf16", 256, 16, 5, True, True),
-        ("bf16", "bf16", 256, 16, 3, False, False), ("fp16", "fp16", 128, 32, 3, True, True),
-        ("bf16", "bf16", 64, 64, 6, True, False), ("bf16", "fp8", 256, 16, 6, True, False),
-        ("bf16", "fp8", 256, 16, 4, True, True), ("fp16", "fp8", 64, 32, 4, False, False)):
+for q, kv, head, tile, stages, split, ahead, multi in (
+        ("bf16", "bf16", 256, 16, 4, True, False, False), ("bf16", "bf16", 256, 16, 5, True, True, False),
+        ("bf16", "bf16", 256, 16, 3, False, False, False), ("fp16", "fp16", 128, 32, 3, True, True, False),
+        ("bf16", "bf16", 64, 64, 6, True, False, False), ("bf16", "fp8", 256, 16, 6, True, False, False),
+        ("bf16", "fp8", 256, 16, 4, True, True, False), ("fp16", "fp8", 64, 32, 4, False, False, False),
+        ("bf16", "bf16", 256, 16, 5, True, True, True), ("bf16", "fp8", 256, 16, 4, True, False, True)):
     profile = LaunchProfile(64, tile, 12, 4, stages, addresses_ahead=ahead, warpgroup_mma=True)
     key = ShapeKey("unified", kv, head, 16, "verify", 20, 4, 80, 1, 32768)
-    rows.append(cr.compile_verify_wgmma(q, kv, 16, head, 16, profile, split) | {"estimate": smem_bytes(profile, key),
-                                                                                 "fp8": kv == "fp8"})
+    build = cr.compile_verify_wgmma(q, kv, 16, head, 16, profile, split, multi_block=multi)
+    rows.append(build | {"estimate": smem_bytes(profile, key), "fp8": kv == "fp8"})
 print(json.dumps(rows))
 """
 
@@ -90,7 +91,7 @@ def test_library_wgmma_kernel_builds_unserialized_and_as_the_estimate_says():
     per SM need <= 256 at 128 threads), and shared memory exactly as `select.smem_bytes` estimates
     (the split rule counts programs per SM with it, and reading the page table a step ahead adds
     none). FP8 pages' scores run on FP8 wgmma (QGMMA), P.V on fp16 wgmma (HGMMA); 16-bit pages use
-    HGMMA only."""
+    HGMMA only. The same holds for the several-blocks build (MULTI_BLOCK)."""
     for build in _compile_report(_WGMMA_PROGRAM):
         assert build["HMMA"] == 0 and build["HGMMA"] > 0 and build["serial"] is False and build["stack"] == 0
         assert (build["QGMMA"] > 0) == build["fp8"]
@@ -168,14 +169,16 @@ import compile_report as cr
 from pagedattn.profiles.select import smem_bytes
 from pagedattn.profiles.types import LaunchProfile, ShapeKey
 rows = []
-for q, group, block_m, tile, stages, split in (
-        ("bf16", 16, 16, 128, 2, True), ("fp16", 16, 16, 128, 3, False), ("bf16", 8, 32, 128, 3, True),
-        ("bf16", 16, 64, 128, 2, True), ("fp16", 24, 64, 128, 2, False), ("bf16", 16, 16, 64, 2, True),
-        ("fp16", 16, 16, 64, 3, False), ("bf16", 8, 32, 64, 2, True)):
+for q, group, block_m, tile, stages, split, multi in (
+        ("bf16", 16, 16, 128, 2, True, False), ("fp16", 16, 16, 128, 3, False, False),
+        ("bf16", 8, 32, 128, 3, True, False), ("bf16", 16, 64, 128, 2, True, False),
+        ("fp16", 24, 64, 128, 2, False, False), ("bf16", 16, 16, 64, 2, True, False),
+        ("fp16", 16, 16, 64, 3, False, False), ("bf16", 8, 32, 64, 2, True, False),
+        ("bf16", 16, 64, 128, 2, True, True), ("bf16", 16, 16, 64, 2, True, True)):
     profile = LaunchProfile(block_m, tile, 2 if split else 1, tile // 16, stages, keys_as_rows=True)
     key = ShapeKey("unified", "fp8", 256, group, "verify", 20, block_m // group, 20 * block_m // group, 1, 32768)
-    build = cr.compile_unified_keys_rows(q, group, 256, 16, profile, split)
-    rows.append(build | {"estimate": smem_bytes(profile, key), "block_m": block_m, "tile": tile})
+    build = cr.compile_unified_keys_rows(q, group, 256, 16, profile, split, multi_block=multi)
+    rows.append(build | {"estimate": smem_bytes(profile, key), "block_m": block_m, "tile": tile, "multi": multi})
 print(json.dumps(rows))
 """
 
@@ -187,11 +190,13 @@ def test_unified_keys_rows_kernel_builds_unserialized_and_as_the_estimate_says()
     form: up to 32 packed rows no stack (157-214 registers with bf16 q); at 64 the build holds 255
     registers and spills at most 96 bytes (perf-notes v17 item 4: 80 with splits, 48 without; v16's
     112 before the row sums per key pair). The 64-key form (one warpgroup): no stack, and at 16
-    packed rows at most 168 registers, so that three programs fit an SM's 64K registers."""
+    packed rows at most 168 registers, so that three programs fit an SM's 64K registers. The
+    several-blocks build (MULTI_BLOCK) adds the block index: 104 bytes of stack at 64 rows
+    (perf-notes v20 item 1), still none at 16 rows of the 64-key form."""
     for build in _compile_report(_UNIFIED_KEYS_ROWS_PROGRAM):
         assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
         assert build["serial"] is False and build["regs"] <= 255
-        assert build["stack"] <= (96 if build["block_m"] == 64 else 0)
+        assert build["stack"] <= ((120 if build["multi"] else 96) if build["block_m"] == 64 else 0)
         assert build["smem"] == build["estimate"]
         if build["tile"] == 64 and build["block_m"] == 16:
             assert build["regs"] <= 168

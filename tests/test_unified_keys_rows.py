@@ -51,9 +51,6 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({"num_stages": 1}, {}, "num_stages >= 2"),
     ({}, {"kv_dtype": "bf16"}, "FP8 pages only"),
     ({}, {"head_size": 128}, "head size 256"),
-    ({}, {"max_seqlen_q": 5}, "do not fit"),
-    ({"block_m": 16}, {}, "do not fit"),
-    ({"tile_n": 64, "num_warps": 4, "block_m": 32}, {}, "do not fit"),  # the one-warpgroup form: 2 of 4 tokens
     ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
     ({}, {"score_mods": True}, "softcap"),
 ])
@@ -63,6 +60,11 @@ def test_every_reason_the_unified_keys_rows_kernel_refuses_a_call(profile_change
     assert select.shape_problem(KEYS_ROWS, MTP) is None  # the unchanged pair is fine
     assert select.shape_problem(dataclasses.replace(KEYS_ROWS, block_m=16, num_splits=256, num_stages=3), LONG) is None
     assert select.shape_problem(dataclasses.replace(ONE_WARPGROUP, num_splits=256), LONG) is None
+    # more queries than a block holds: several blocks per sequence (4 blocks of 1 token, 2 of 2, 2 of 4)
+    for profile, key in ((dataclasses.replace(KEYS_ROWS, block_m=16), MTP),
+                         (dataclasses.replace(ONE_WARPGROUP, block_m=32), MTP),
+                         (KEYS_ROWS, dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160))):
+        assert select.shape_problem(profile, key) is None
 
 
 BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096)  # 64 sequences, one token each
@@ -80,12 +82,17 @@ BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096
     (dataclasses.replace(BATCH_DECODE, kv_len=32768), True),
     (dataclasses.replace(BATCH_DECODE, kv_len=32768, group=32), True),  # 32 packed rows: the 128-key form
     (dataclasses.replace(BATCH_DECODE, kv_len=2048), False),  # shorter decode: not measured, the Triton kernel
-    (dataclasses.replace(MTP, max_seqlen_q=5, num_tokens=100), False),  # 80 packed rows
+    (dataclasses.replace(MTP, max_seqlen_q=5, num_tokens=100), True),  # 80 packed rows: two blocks of 64
+    (dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160, kv_len=8192), True),  # 128 rows (v20 item 1)
+    (dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160, kv_len=2048), True),  # 4 % less than wgmma
+    (dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160, kv_len=1024), False),  # not measured: wgmma
+    (dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160, group=32), False),  # 256 rows: not measured
     (dataclasses.replace(MTP, kv_dtype="bf16"), False),
     (dataclasses.replace(LONG, head_size=128), False),
     (dataclasses.replace(LONG, score_mods=True), False),
 ], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "long", "batch-decode", "batch-decode-32768",
-        "group32-decode-32768", "decode-2048", "80-rows", "bf16", "d128", "softcap"])
+        "group32-decode-32768", "decode-2048", "80-rows", "128-rows", "128-rows-2048", "128-rows-1024", "256-rows", "bf16", "d128",
+        "softcap"])
 def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, key, keys_as_rows):
     chosen = select.untuned_selection(key, device)
     assert chosen.profile.keys_as_rows == keys_as_rows
@@ -94,7 +101,7 @@ def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(
         one_warpgroup = key.query_class == "decode" and key.group <= 16 and key.kv_len > 8192
         form = (64, 4, 2) if one_warpgroup else (128, 8, 2)
         assert (chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == form
-        assert chosen.profile.block_m == max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
+        assert chosen.profile.block_m == min(64, max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length()))
 
 
 @pytest.mark.parametrize("device,needle", [(INTERPRETER, "interpreter"), (A100, "sm90")])
@@ -129,6 +136,8 @@ def test_tuner_moves_fp8_unified_calls_to_keys_as_rows_with_its_fixed_fields():
     assert as_keys_as_rows(long_start, LONG) == LaunchProfile(16, 64, 256, 4, 3, keys_as_rows=True)
     # 64 packed rows do not fit the one-warpgroup form: the 128-key form
     assert as_keys_as_rows(long_start, MTP) == LaunchProfile(64, 128, 256, 8, 2, keys_as_rows=True)
+    # 128 packed rows (8 draft tokens): the 128-key form's largest block, two per sequence
+    assert as_keys_as_rows(start, dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160)) == expected
     long_128 = LaunchProfile(16, 128, 128, 8, 2, keys_as_rows=True)
     tiles = [v for v in sweep_candidates(long_128, "tile_n", LONG, H200) if select.unfit_reason(v, LONG, H200) is None]
     assert {(v.tile_n, v.num_warps) for v in tiles} == {(128, 8), (64, 4)}  # each tile size with its own warps
@@ -141,16 +150,21 @@ def test_kernel_choice_probe_times_every_kernel_at_its_own_splits():
     """scripts/unified_kernel_choice_probe.py (perf-notes v16 item 9): on the H200 every probe shape
     gets all three kernels, keys-as-rows with the call's packed rows, each at the wave rule's splits
     for its own program slots (one 128-key keys-as-rows program per SM, two wgmma programs); the
-    64-key form only where the packed rows are at most 32 (decode: three programs per SM)."""
+    64-key form only where the packed rows are at most 32 (decode: three programs per SM); 8 draft
+    tokens (128 rows) in 64-row blocks on both Gluon kernels; BF16 pages only on Triton and wgmma."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
     import unified_kernel_choice_probe as probe
 
     for case in probe.probe_cases():
         key = case_shape_key(case)
         found = probe.probe_profiles(key, H200)
-        one_warpgroup = {"keysrows64"} if key.group * key.max_seqlen_q <= 32 else set()
+        rows = key.group * key.max_seqlen_q
+        if key.kv_dtype == "bf16":
+            assert set(found) == {"triton", "wgmma"}, case.label
+            continue
+        one_warpgroup = {"keysrows64"} if rows <= 32 else set()
         assert set(found) == {"triton", "wgmma", "keysrows"} | one_warpgroup, case.label
-        assert found["keysrows"].block_m == max(16, key.group * key.max_seqlen_q)
+        assert found["keysrows"].block_m == min(64, max(16, rows))
         for kernel, profile in found.items():
             assert select.shape_problem(profile, key) is None
             assert profile == select.with_splits(profile, key, H200), (case.label, kernel)
@@ -199,11 +213,43 @@ def test_unified_keys_rows_matches_the_float64_reference(shape, q_dtype, splits,
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
 
 
+# (query lengths, KV lengths, q heads, kv heads, block_m): a sequence's queries in blocks of block_m // group
+# tokens (1, 2 or 4), sequences with fewer queries than blocks (their later blocks exit), a block whose last
+# KV segment holds only keys past its queries (17 queries over 257 keys, 5 splits), a group that is not a
+# power of two (12 heads in 16 columns: one token per block)
+_BLOCKED_SHAPES = [
+    ((4, 1, 3, 2), (2051, 16, 4, 700), 16, 1, 16),
+    ((8, 5, 1), (5000, 300, 1), 16, 1, 32),
+    ((17, 2, 9), (257, 3000, 40), 8, 1, 16),
+    ((8, 8), (1200, 96), 16, 1, 64),
+    ((3, 1), (777, 260), 24, 2, 16),
+]
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("shape", _BLOCKED_SHAPES, ids=lambda s: f"q{'-'.join(map(str, s[0]))}-g{s[2] // s[3]}-m{s[4]}")
+@pytest.mark.parametrize("splits", [1, 5])
+@pytest.mark.parametrize("form", [KEYS_ROWS, ONE_WARPGROUP], ids=["n128", "n64"])
+def test_unified_keys_rows_runs_a_sequences_queries_in_several_blocks(shape, splits, form):
+    q_lens, kv_lens, q_heads, kv_heads, block_m = shape
+    profile = dataclasses.replace(form, block_m=block_m, num_splits=splits)
+    key = dataclasses.replace(MTP, group=q_heads // kv_heads, max_seqlen_q=max(q_lens))
+    if select.shape_problem(profile, key):
+        pytest.skip("more packed rows than the form takes (refused, tested on the CPU)")
+    assert max(q_lens) > block_m // key.group  # more than one block per sequence
+    kwargs = UnifiedShape(q_lens, kv_lens, q_heads, kv_heads, 256, 16, kv_dtype="fp8"
+                          ).build("cuda", seed=sum(kv_lens) + splits).kwargs
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("splits", [1, 4])
-@pytest.mark.parametrize("form,q_lens", [(KEYS_ROWS, (4, 2)), (dataclasses.replace(ONE_WARPGROUP, block_m=32), (2, 1))],
-                         ids=["n128", "n64"])
+@pytest.mark.parametrize("form,q_lens", [(KEYS_ROWS, (4, 2)), (dataclasses.replace(ONE_WARPGROUP, block_m=32), (2, 1)),
+                                        (dataclasses.replace(KEYS_ROWS, block_m=16), (4, 2))],
+                         ids=["n128", "n64", "n128-blocks"])
 def test_unified_keys_rows_masks_invalid_pages(splits, form, q_lens):
     kwargs = UnifiedShape(q_lens, (700, 90), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=21).kwargs
     table = kwargs["block_table"].clone()
@@ -235,8 +281,9 @@ def test_unified_keys_rows_rescales_lazily_across_rising_scores(splits, form, q_
 
 @pytest.mark.gpu
 @sm90
-def test_unified_keys_rows_cuda_graph_replay_with_new_lengths_and_tables():
-    check_unified_graph_replay("fp8", seed=6, profile=dataclasses.replace(KEYS_ROWS, num_splits=7))
+@pytest.mark.parametrize("block_m", [64, 16], ids=["one-block", "four-blocks"])
+def test_unified_keys_rows_cuda_graph_replay_with_new_lengths_and_tables(block_m):
+    check_unified_graph_replay("fp8", seed=6, profile=dataclasses.replace(KEYS_ROWS, block_m=block_m, num_splits=7))
 
 
 @pytest.mark.gpu

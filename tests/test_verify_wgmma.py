@@ -41,10 +41,12 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
 @pytest.mark.parametrize("device", [H200, H100], ids=["H200", "H100"])
 @pytest.mark.parametrize("kv_dtype,group,draft,kv_len", [("bf16", 16, 4, 32768), ("fp16", 16, 4, 32768),
                                                           ("bf16", 8, 8, 32768), ("bf16", 6, 10, 32768),
-                                                          ("fp8", 16, 4, 4096), ("fp8", 8, 2, 2048)])
+                                                          ("fp8", 16, 4, 4096), ("fp8", 8, 2, 2048),
+                                                          ("bf16", 16, 8, 32768), ("bf16", 16, 5, 8192),
+                                                          ("fp8", 16, 8, 1024)])
 def test_sm90_without_a_table_runs_plain_verify_at_head_256_on_wgmma(device, kv_dtype, group, draft, kv_len):
     """16-bit pages, and FP8 pages up to 4,096 keys (longer ones take the keys-as-rows kernel,
-    tests/test_unified_keys_rows.py)."""
+    tests/test_unified_keys_rows.py); up to 128 packed rows, in 64-row blocks (perf-notes v20 item 1)."""
     key = dataclasses.replace(MTP, kv_dtype=kv_dtype, group=group, max_seqlen_q=draft, num_tokens=20 * draft,
                               kv_len=kv_len)
     chosen = select.untuned_selection(key, device)
@@ -67,7 +69,7 @@ def test_wgmma_splits_come_from_its_own_program_slots():
 @pytest.mark.parametrize("change,triton_fields", [
     ({"score_mods": True}, {"tile_n": 16, "addresses_ahead": True}),  # window/softcap/sinks: the Triton verify row
     ({"kv_dtype": "fp8", "score_mods": True}, {"tile_n": 32, "addresses_ahead": True}),  # its FP8 row
-    ({"max_seqlen_q": 5, "num_tokens": 100}, {"tile_n": 16, "addresses_ahead": True}),  # 80 rows > 64
+    ({"max_seqlen_q": 8, "num_tokens": 160, "group": 32}, {"tile_n": 16, "addresses_ahead": True}),  # 256 rows
     ({"head_size": 128}, {}),  # no D128 verify row at 64 rows: the analytic default
 ])
 def test_sm90_calls_the_wgmma_kernel_cannot_compute_fall_to_the_triton_kernel(change, triton_fields):
@@ -90,7 +92,6 @@ def test_other_arches_never_get_wgmma(device):
     ({"tile_n": 128}, {}, "tile_n <= 64"),
     ({}, {"kv_dtype": "fp8", "head_size": 64}, "16 bytes per thread"),
     ({}, {"head_size": 96}, "head sizes"),
-    ({}, {"max_seqlen_q": 5}, "do not fit"),
     ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
     ({}, {"score_mods": True}, "softcap"),
     ({}, {"kernel": "sparse"}, "unified-kernel"),
@@ -208,13 +209,43 @@ def test_wgmma_matches_the_float64_reference(shape, q_dtype, kv_dtype, profile):
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
 
 
+# (query lengths, KV lengths, q heads, kv heads, head size): more queries x group than 64 rows, so each
+# sequence's queries run in blocks of 64 // group tokens (4, 8, 2); sequences with fewer queries than
+# blocks; a block whose last KV segment holds only keys past its queries (17 queries over 257 keys at
+# 5 splits); 24 heads (two tokens in 48 of the 64 rows)
+_BLOCKED_SHAPES = [
+    ((8, 5, 1), (2051, 300, 9), 16, 1, 256),
+    ((10, 7, 1), (901, 10, 64), 8, 1, 128),
+    ((17, 2, 9), (257, 3000, 40), 8, 1, 64),
+    ((3, 5), (777, 260), 48, 2, 256),
+]
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("shape", _BLOCKED_SHAPES, ids=lambda s: f"q{'-'.join(map(str, s[0]))}-g{s[2] // s[3]}-d{s[4]}")
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+@pytest.mark.parametrize("profile", [WGMMA, dataclasses.replace(WGMMA, num_splits=5, num_stages=5, addresses_ahead=True)],
+                         ids=lambda p: p.short())
+def test_wgmma_runs_a_sequences_queries_in_several_blocks(shape, kv_dtype, profile):
+    q_lens, kv_lens, q_heads, kv_heads, head = shape
+    assert max(q_lens) * q_heads // kv_heads > 64
+    if kv_dtype == "fp8" and profile.tile_n * head < 2048:
+        pytest.skip("an FP8 tile this small cannot give every thread a 16-byte copy (refused, tested on the CPU)")
+    kwargs = UnifiedShape(q_lens, kv_lens, q_heads, kv_heads, head, 16, kv_dtype=kv_dtype
+                          ).build("cuda", seed=sum(kv_lens) + profile.num_splits).kwargs
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
 @pytest.mark.gpu
 @sm90
 @pytest.mark.parametrize("ahead", [False, True], ids=["pages-in-step", "pages-ahead"])
 @pytest.mark.parametrize("splits", [1, 4])
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
-def test_wgmma_masks_invalid_pages(splits, kv_dtype, ahead):
-    kwargs = UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16, kv_dtype=kv_dtype).build("cuda", seed=21).kwargs
+@pytest.mark.parametrize("q_lens", [(4, 2), (8, 2)], ids=["one-block", "two-blocks"])
+def test_wgmma_masks_invalid_pages(splits, kv_dtype, ahead, q_lens):
+    kwargs = UnifiedShape(q_lens, (700, 90), 16, 1, 256, 16, kv_dtype=kv_dtype).build("cuda", seed=21).kwargs
     table = kwargs["block_table"].clone()
     num_blocks = kwargs["k_cache"].shape[0]
     table[0, 1], table[0, 20], table[1, 0] = -7, num_blocks + 3, 2**30
@@ -245,8 +276,10 @@ def test_wgmma_rescales_o_across_rising_scores(splits):
 @sm90
 @pytest.mark.parametrize("ahead", [False, True], ids=["pages-in-step", "pages-ahead"])
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
-def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables(kv_dtype, ahead):
-    check_unified_graph_replay(kv_dtype, seed=6, profile=dataclasses.replace(WGMMA, num_splits=7, addresses_ahead=ahead))
+@pytest.mark.parametrize("q_len", [4, 8], ids=["one-block", "two-blocks"])
+def test_wgmma_cuda_graph_replay_with_new_lengths_and_tables(kv_dtype, ahead, q_len):
+    check_unified_graph_replay(kv_dtype, seed=6, profile=dataclasses.replace(WGMMA, num_splits=7, addresses_ahead=ahead),
+                               q_len=q_len)
 
 
 @pytest.mark.gpu

@@ -1,10 +1,10 @@
 """Decode and verify attention over FP8 pages with the keys as the rows of Hopper's wgmma, in Gluon.
 
-The unified call for FP8 pages at head size 256 whose every sequence's queries fit one block. The
-warpgroup-MMA verify kernel (ops/verify_wgmma.py) puts the 64 packed query rows on wgmma's M and 16
-keys on its N, so each 16-key tile costs one Q.K^T / softmax / P.V chain of ~1.1 us per program and
-reads both of q's e4m3 tiles from shared memory again (perf-notes §6 items 1 and 3). Here the keys
-are the rows, as in ops/sparse_keys_rows.py, and the packed query rows are N:
+The unified call for FP8 pages at head size 256, decode and verify. The warpgroup-MMA verify
+kernel (ops/verify_wgmma.py) puts the 64 packed query rows on wgmma's M and 16 keys on its N, so
+each 16-key tile costs one Q.K^T / softmax / P.V chain of ~1.1 us per program and reads both of q's
+e4m3 tiles from shared memory again (perf-notes §6 items 1 and 3). Here the keys are the rows, as
+in ops/sparse_keys_rows.py, and the packed query rows are N:
 
 * S^T = K . Q^T on FP8 wgmma, 64 keys per warpgroup and step (128 on two warpgroups, or 64 on one),
   K straight from the cp.async ring, q as ops/verify_wgmma.py's two e4m3 tiles (`_e4m3_pair`) read
@@ -31,17 +31,22 @@ read with its query bounds, before the empty-sequence exit, so the three take on
 read before the first tiles' copies are issued and converted after them, so the two reads overlap
 (perf-notes v17 item 2).
 
-Grid: (sequences, KV heads, KV segments). Column c of a program is token c // GROUP, head c % GROUP
-of its sequence, as ops/unified.py packs rows. The profile layer routes here only FP8 pages, head
-size 256, GROUP x max_seqlen_q <= block_m, no sliding window, softcap or sinks
-(`select.unified_keys_rows_problem`); it runs on sm90 only and never under the Triton interpreter
-(Gluon kernels do not interpret), so the CPU suite tests its build offline and the GPU suite its
-results.
+Grid: (sequences x query blocks, KV heads, KV segments). A block holds block_m // GROUP query
+tokens and each sequence gets cdiv(max_seqlen_q, block_m // GROUP) blocks; column c of a block is
+its token c // GROUP, head c % GROUP, as ops/unified.py packs rows. Blocks past a sequence's
+queries exit; every block reads the sequence's keys up to its length (the causal mask hides those
+past the block's last query: at most max_seqlen_q - 1 keys, within one tile). With one block per
+sequence the launcher sets MULTI_BLOCK False, which builds the same code as before blocks existed
+(offline SASS check, perf-notes v20 item 1: the block index and the `<= 0` exit test cost 1-3 %
+where they are not needed). The profile layer routes here only FP8 pages, head size 256, no
+sliding window, softcap or sinks (`select.unified_keys_rows_problem`); it runs on sm90 only and
+never under the Triton interpreter (Gluon kernels do not interpret), so the CPU suite tests its
+build offline and the GPU suite its results.
 
 Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
   block_m (N)   the packed query rows: GROUP x max_seqlen_q rounded up to a power of two, 16 to 64
                 on two warpgroups, 16 to 32 on one (wgmma's N; O^T's fp32 registers per thread are
-                256 x block_m / threads: 64 at the most).
+                256 x block_m / threads: 64 at the most); more rows than that run in several blocks.
   tile_n        keys per step, 16 per warp (each warp's rows of S^T): 128 with num_warps = 8 (two
                 warpgroups split the keys for the scores and O^T's head dimension) or 64 with
                 num_warps = 4 (one warpgroup does both: at 16 packed rows 166 registers and 76 KB,
@@ -58,7 +63,7 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 keys, two or three with 64).
 """
 
-import torch
+import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
@@ -67,24 +72,28 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from ..profiles.types import LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
 from .sparse_exchange import _fp8_pairs_to_fp16, _interleaved_rows
-from .verify_wgmma import BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _scale, _segment_tiles, _tile_pages
+from .verify_wgmma import (
+    BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _no_queries, _query_block, _scale, _segment_tiles,
+    _tile_pages,
+)
 
 CHUNK = gl.constexpr(32)  # keys of V converted and multiplied at a time (perf-notes v16 item 4)
 
 
-@gluon.jit(do_not_specialize=BATCH_SIZED_ARGS)
+@gluon.jit(do_not_specialize=BATCH_SIZED_ARGS + ["q_blocks"])
 def unified_keys_rows_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, cu_q_ptr, seq_lens_ptr, table_ptr,
     num_tokens, num_blocks, max_blocks, num_splits,
     stride_q_tok, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head, stride_o_tok, stride_o_head, stride_table,
-    k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value,
+    k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value, q_blocks,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, HN: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
     TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr,
-    K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
+    K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, MULTI_BLOCK: gl.constexpr,
 ):
     WARPS: gl.constexpr = TILE_N // 16  # each warp's 16 keys of a step are its rows of S^T
-    seq = gl.program_id(0)
+    # q_first, q_len and context are the query block's: its first token, the queries from it on, its position
+    seq, q_first, q_len, kv_len = _query_block(cu_q_ptr, seq_lens_ptr, q_blocks, HN // GROUP, MULTI_BLOCK)
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
     DTYPE: gl.constexpr = q_ptr.dtype.element_ty
@@ -98,12 +107,9 @@ def unified_keys_rows_kernel(
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # every warp's value in every thread
 
-    q_first = gl.load(cu_q_ptr + seq)
-    q_len = gl.load(cu_q_ptr + seq + 1) - q_first
-    kv_len = gl.load(seq_lens_ptr + seq, volatile=True)  # read with q's bounds (volatile: kept before the exit)
-    if q_len == 0:
+    if _no_queries(q_len, MULTI_BLOCK):
         return
-    context = kv_len - q_len  # absolute position of the sequence's first query
+    context = kv_len - q_len  # absolute position of the block's first query
     tile_lo, tile_hi = _segment_tiles(kv_len, split, num_splits, TILE_N)
 
     offs_c = gl.arange(0, HN, layout=COLS)
@@ -226,28 +232,30 @@ def unified_keys_rows_kernel(
                  mask=o_ok[:, None])
 
 
-def launch_unified_keys_rows(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *,
+def launch_unified_keys_rows(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *, max_seqlen_q: int,
                              softmax_scale: float, k_scale=None, v_scale=None, profile: LaunchProfile) -> None:
-    """Launch with the given profile (its packed rows, stages and splits); decides nothing. k_scale and
-    v_scale (float or device tensor) are the FP8 pages' dequantisation scales."""
+    """Launch with the given profile (its packed rows, stages and splits); decides nothing. Each
+    sequence gets cdiv(max_seqlen_q, block_m // group) query blocks. k_scale and v_scale (float or
+    device tensor) are the FP8 pages' dequantisation scales."""
     num_tokens, num_q_heads, head = q.shape
     num_blocks, page, num_kv_heads, _ = k_cache.shape
     splits = profile.num_splits
     if num_tokens == 0:
         return
+    q_blocks = triton.cdiv(max_seqlen_q, profile.block_q(num_q_heads // num_kv_heads))
     part, lse = split_workspace(splits, num_tokens, num_q_heads, head, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
-    unified_keys_rows_kernel[(seq_lens.shape[0], num_kv_heads, splits)](
+    unified_keys_rows_kernel[(seq_lens.shape[0] * q_blocks, num_kv_heads, splits)](
         q, k_cache, v_cache, out, part, lse, cu_seqlens_q, seq_lens, block_table,
         num_tokens, num_blocks, block_table.shape[1], splits,
         q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
-        block_table.stride(0), k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v,
+        block_table.stride(0), k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v, q_blocks,
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HN=profile.block_m, D=head, PAGE=page,
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
-        num_warps=profile.num_warps,
+        MULTI_BLOCK=q_blocks > 1, num_warps=profile.num_warps,
     )
     if splits > 1:
         launch_merge(part, lse, out)

@@ -17,19 +17,24 @@ The loop does two tiles per step and waits so that no wgmma is in flight across 
 back-edge or while O is rescaled; with either, ptxas serializes every wgmma (its C7514/C7515
 notes, `scripts/compile_report.py`'s `serial`; tests/test_compile.py keeps the build clean).
 
-Grid: (sequences, KV heads, KV segments). A program packs all query tokens of one sequence with the
-GROUP heads of one KV head into BLOCK_M = 64 rows (row r = token r // GROUP, head r % GROUP, as in
-ops/unified.py), so the profile layer routes here only calls whose every sequence fits one block
-(GROUP x max_seqlen_q <= 64), head size 64/128/256, FP8 tiles of at least 2,048 bytes (one 16-byte
-copy per thread), and no sliding window,
-softcap or sinks (`select.shape_problem`); it runs on sm90 only and never under the Triton
+Grid: (sequences x query blocks, KV heads, KV segments). A program packs BLOCK_Q = 64 // GROUP query
+tokens of one sequence with the GROUP heads of one KV head into BLOCK_M = 64 rows (row r = token
+r // GROUP, head r % GROUP, as in ops/unified.py); each sequence gets cdiv(max_seqlen_q, BLOCK_Q)
+blocks, those past its queries exit, and every block reads the sequence's keys up to its length
+(the causal mask hides the few past the block's last query). With one block per sequence the
+launcher sets MULTI_BLOCK False, which builds the code this kernel had before blocks existed
+(`_query_block`; offline SASS check, perf-notes v20 item 1). The profile layer routes here head
+size 64/128/256, FP8 tiles of at least 2,048 bytes (one 16-byte copy per thread), and no sliding
+window, softcap or sinks (`select.shape_problem`); it runs on sm90 only and never under the Triton
 interpreter (Gluon kernels do not interpret), so the CPU suite tests its build offline and the GPU
 suite its results. KV segments are cut from each sequence's length on the device exactly as in
 ops/unified.py; segments past a sequence's keys write lse = -inf and exit. Page ids outside
 [0, num_blocks) and entries past the table's width are masked: never copied, never attended.
 
 Launch parameters and the shape property each is tied to (from `pagedattn.profiles`):
-  BLOCK_M = 64  one warpgroup's wgmma height; fixed, hence the 64-row limit above.
+  BLOCK_M = 64  one warpgroup's wgmma height; fixed, so GROUP x max_seqlen_q above 64 runs in
+                several query blocks per sequence (each reads the sequence's K/V, mostly from L2
+                when the blocks of a segment run together).
   TILE_N        keys per tile: the N of Q.K^T and the K of P.V. 16 keeps registers at ~210 (two
                 programs per SM); 32 doubles the score registers and the ring's bytes (8-12 %
                 slower on the H200).
@@ -50,6 +55,7 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
 """
 
 import torch
+import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
@@ -138,6 +144,35 @@ def _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo, ti
         _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
                     stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
                     SAME_STRIDES, COPY)
+
+
+@gluon.jit
+def _query_block(cu_q_ptr, seq_lens_ptr, q_blocks, BLOCK_Q: gl.constexpr, MULTI_BLOCK: gl.constexpr):
+    """(sequence, first query token, the sequence's queries from it on, sequence length) of this
+    program's query block. MULTI_BLOCK: program_id(0) = sequence x q_blocks + block, each block
+    BLOCK_Q tokens; else one block per sequence (the same code as before blocks existed). The length
+    is read with the query bounds (volatile: kept before the kernel's exit on an empty block, so the
+    three reads take one round trip)."""
+    if MULTI_BLOCK:
+        seq = gl.program_id(0) // q_blocks
+        block_first = gl.program_id(0) % q_blocks * BLOCK_Q
+    else:
+        seq = gl.program_id(0)
+        block_first = 0
+    q_first = gl.load(cu_q_ptr + seq) + block_first
+    q_len = gl.load(cu_q_ptr + seq + 1) - q_first
+    kv_len = gl.load(seq_lens_ptr + seq, volatile=True)
+    return seq, q_first, q_len, kv_len
+
+
+@gluon.jit
+def _no_queries(q_len, MULTI_BLOCK: gl.constexpr):
+    """Whether a query block has nothing to do: past its sequence's queries (several blocks), or an
+    empty sequence (one block: `== 0`, whose predication the one-block build keeps)."""
+    if MULTI_BLOCK:
+        return q_len <= 0
+    else:
+        return q_len == 0
 
 
 @gluon.jit
@@ -232,18 +267,18 @@ def _scale(scale_ptr, scale_value, IS_TENSOR: gl.constexpr):
     return scale_value
 
 
-@gluon.jit(do_not_specialize=BATCH_SIZED_ARGS)
+@gluon.jit(do_not_specialize=BATCH_SIZED_ARGS + ["q_blocks"])
 def verify_wgmma_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, cu_q_ptr, seq_lens_ptr, table_ptr,
     scale_log2, num_tokens, num_blocks, max_blocks, num_splits,
     stride_q_tok, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head, stride_o_tok, stride_o_head, stride_table,
-    k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value,
+    k_scale_ptr, v_scale_ptr, softmax_scale, k_scale_value, v_scale_value, q_blocks,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
     TILE_N: gl.constexpr, STAGES: gl.constexpr, SPLIT: gl.constexpr, SAME_STRIDES: gl.constexpr,
     KV_FP8: gl.constexpr, K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, PAGES_AHEAD: gl.constexpr,
+    MULTI_BLOCK: gl.constexpr,
 ):
-    seq = gl.program_id(0)
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
     DTYPE: gl.constexpr = q_ptr.dtype.element_ty
@@ -261,12 +296,11 @@ def verify_wgmma_kernel(
     MMA_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], MMA_DTYPE)
     ROWS: gl.constexpr = gl.SliceLayout(1, O_MMA)
 
-    q_first = gl.load(cu_q_ptr + seq)
-    q_len = gl.load(cu_q_ptr + seq + 1) - q_first
-    kv_len = gl.load(seq_lens_ptr + seq, volatile=True)  # read with q's bounds (volatile: kept before the exit)
-    if q_len == 0:
+    # q_first, q_len and context are the query block's: its first token, the queries from it on, its position
+    seq, q_first, q_len, kv_len = _query_block(cu_q_ptr, seq_lens_ptr, q_blocks, BLOCK_M // GROUP, MULTI_BLOCK)
+    if _no_queries(q_len, MULTI_BLOCK):
         return
-    context = kv_len - q_len  # absolute position of the sequence's first query
+    context = kv_len - q_len  # absolute position of the block's first query
     tile_lo, tile_hi = _segment_tiles(kv_len, split, num_splits, TILE_N)
 
     offs_m = gl.arange(0, BLOCK_M, layout=ROWS)
@@ -367,30 +401,32 @@ def verify_wgmma_kernel(
         gl.store(out_ptr + out_rows[:, None] + offs_d[None, :], o.to(DTYPE), mask=row_ok[:, None])
 
 
-def launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *,
+def launch_verify_wgmma(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *, max_seqlen_q: int,
                         softmax_scale: float, k_scale=None, v_scale=None, profile: LaunchProfile) -> None:
-    """Launch with the given profile (its tile, stages and splits); decides nothing. k_scale and
-    v_scale (float or device tensor) apply to FP8 caches."""
+    """Launch with the given profile (its tile, stages and splits); decides nothing. Each sequence
+    gets cdiv(max_seqlen_q, 64 // group) query blocks. k_scale and v_scale (float or device tensor)
+    apply to FP8 caches."""
     num_tokens, num_q_heads, head = q.shape
     num_blocks, page, num_kv_heads, _ = k_cache.shape
-    num_seqs = seq_lens.shape[0]
     splits = profile.num_splits
     if num_tokens == 0:
         return
+    q_blocks = triton.cdiv(max_seqlen_q, profile.block_q(num_q_heads // num_kv_heads))
     part, lse = split_workspace(splits, num_tokens, num_q_heads, head, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
     kv_fp8 = k_cache.dtype == torch.float8_e4m3fn  # the kernel scales FP8 scores by softmax_scale x k_scale per row
-    verify_wgmma_kernel[(num_seqs, num_kv_heads, splits)](
+    verify_wgmma_kernel[(seq_lens.shape[0] * q_blocks, num_kv_heads, splits)](
         q, k_cache, v_cache, out, part, lse, cu_seqlens_q, seq_lens, block_table,
         (1.0 if kv_fp8 else softmax_scale) * LOG2E, num_tokens, num_blocks, block_table.shape[1], splits,
         q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1),
-        block_table.stride(0), k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v,
+        block_table.stride(0), k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v, q_blocks,
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, D=head, PAGE=page,
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), KV_FP8=kv_fp8,
-        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, PAGES_AHEAD=profile.addresses_ahead, num_warps=WGMMA_WARPS,
+        K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t, PAGES_AHEAD=profile.addresses_ahead, MULTI_BLOCK=q_blocks > 1,
+        num_warps=WGMMA_WARPS,
     )
     if splits > 1:
         launch_merge(part, lse, out)

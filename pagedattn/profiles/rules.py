@@ -42,6 +42,7 @@ class When:
     min_kv_len: int | None = None  # kv_len > min_kv_len
     head_sizes: tuple[int, ...] = ()
     max_query_rows: int | None = None  # group x max_seqlen_q <= max_query_rows (unified: rows a program packs)
+    min_query_rows: int | None = None  # group x max_seqlen_q > min_query_rows
     plain_scores: bool = False  # True: only calls without a sliding window, softcap or sinks
 
     def matches(self, device: DeviceInfo, key: ShapeKey) -> bool:
@@ -60,6 +61,7 @@ class When:
             self.min_kv_len is None or key.kv_len > self.min_kv_len,
             not self.head_sizes or key.head_size in self.head_sizes,
             self.max_query_rows is None or key.group * key.max_seqlen_q <= self.max_query_rows,
+            self.min_query_rows is None or key.group * key.max_seqlen_q > self.min_query_rows,
             not self.plain_scores or not key.score_mods,
         )
         return all(checks)
@@ -103,6 +105,7 @@ _UNIFIED_KEYS_ROWS = {"tile_n": 128, "num_warps": UNIFIED_KEYS_ROWS_FORMS[128], 
                       "keys_as_rows": True}
 _UNIFIED_KEYS_ROWS_SOURCE = _H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"
 _ONE_WARPGROUP_KEYS_ROWS = _UNIFIED_KEYS_ROWS | {"tile_n": 64, "num_warps": UNIFIED_KEYS_ROWS_FORMS[64]}
+_BLOCKED_ROWS = 128  # verify of up to 8 draft tokens at a 16-head group: two 64-row query blocks per sequence
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -169,7 +172,11 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # Decode of at most 16 packed rows above 8,192 keys takes its one-warpgroup form (64 keys per step, three
         # programs per SM; perf-notes v19 item 1: 4-11 % less time than 128 keys at 16,384 and 32,768 keys for 64
         # sequences of 16q/1kv or 32q/2kv, 5 % on the single long request at the wave rule's splits; within 2 % at
-        # 4,096; 8,192 unmeasured).
+        # 4,096; 8,192 unmeasured). Verify of 65-128 packed rows (5-8 draft tokens at a 16-head group) runs in
+        # query blocks of 64 rows: FP8 pages over 1,024 keys on keys-as-rows, the rest on the wgmma kernel
+        # (perf-notes v20 item 1, B=20 q=8 16q/1kv: FP8 keys-as-rows 4-26 % less time than wgmma blocks at
+        # 2,048-32,768 keys; BF16 wgmma blocks 11-24 % less than the Triton kernel's default at 2,048-32,768;
+        # FP8 at 1,024 keys or fewer unmeasured at q=8).
         (
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
@@ -182,12 +189,15 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_kv_len=4096, plain_scores=True),
                  _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE),
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
+                      min_query_rows=64, max_query_rows=_BLOCKED_ROWS, min_kv_len=1024, plain_scores=True),
+                 _UNIFIED_KEYS_ROWS | {"block_m": 64}, source=_H200 + "; keys-as-rows in query blocks: perf-notes v20 item 1"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
-                      max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
+                      max_query_rows=_BLOCKED_ROWS, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
                   "warpgroup_mma": True, "addresses_ahead": True}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,),
-                      max_query_rows=WGMMA_BLOCK_M, plain_scores=True),
+                      max_query_rows=_BLOCKED_ROWS, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
                   "warpgroup_mma": True}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16),

@@ -147,9 +147,6 @@ def wgmma_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     if profile.tile_n * key.head_size * KV_BYTES[key.kv_dtype] < copies:
         return (f"warpgroup_mma copies 16 bytes per thread: a K tile (tile_n x head_size {key.kv_dtype}) "
                 f"must hold at least {copies} bytes")
-    if key.group * key.max_seqlen_q > WGMMA_BLOCK_M:
-        return (f"warpgroup_mma packs a sequence's queries x group into one {WGMMA_BLOCK_M}-row block: "
-                f"{key.max_seqlen_q} x {key.group} do not fit")
     if key.score_mods:
         return "warpgroup_mma has no sliding window, softcap or sinks"
     return None
@@ -207,9 +204,6 @@ def unified_keys_rows_problem(profile: LaunchProfile, key: ShapeKey) -> str | No
     if key.head_size != 256:
         return (f"keys_as_rows (unified) supports head size 256 (O^T's even and odd halves of 128 rows), "
                 f"not {key.head_size}")
-    if key.group * key.max_seqlen_q > profile.block_m:
-        return (f"keys_as_rows packs a sequence's queries x group into one block of {profile.block_m} columns: "
-                f"{key.max_seqlen_q} x {key.group} do not fit")
     if key.score_mods:
         return "keys_as_rows has no sliding window, softcap or sinks"
     return None

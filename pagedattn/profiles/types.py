@@ -52,8 +52,8 @@ class LaunchProfile:
                 warpgroup_mma it only moves the page-table read a loop step earlier (the ring is
                 the same): 1-4 % less time with 16-bit pages, 0-5 % more with FP8 pages on the H200.
     warpgroup_mma  unified only: run ops/verify_wgmma.py, the Gluon kernel on Hopper's warpgroup
-                matrix unit (sm90; calls whose sequences fit one 64-row block, no
-                window/softcap/sinks: `select.shape_problem` says which). block_m 64 and 4 warps
+                matrix unit (sm90; no window/softcap/sinks: `select.shape_problem` says which;
+                more than 64 // group queries run in several blocks). block_m 64 and 4 warps
                 (one warpgroup); num_stages is its K/V ring depth (>= 3); kv_major does not apply
                 and stays False.
     shared_exchange  sparse only: run ops/sparse_exchange.py, the Gluon kernel whose two warps
@@ -66,8 +66,9 @@ class LaunchProfile:
                 Sparse: ops/sparse_keys_rows.py, 64 selected keys per step, N = the group's heads
                 (head size 128 or 256, groups of at most 16: `select.keys_rows_problem`); block_m
                 16, tile_n 64, 4 warps (one warpgroup). Unified: ops/unified_keys_rows.py, N = block_m
-                packed query rows (head size 256, sequences that fit one block, no window/softcap/sinks:
-                `select.unified_keys_rows_problem`); tile_n 128 with 8 warps (two warpgroups, block_m
+                packed query rows (head size 256, no window/softcap/sinks:
+                `select.unified_keys_rows_problem`; a sequence with more than block_m // group
+                queries runs in several blocks); tile_n 128 with 8 warps (two warpgroups, block_m
                 16 to 64) or tile_n 64 with 4 warps (one warpgroup, block_m 16 to 32, up to three
                 programs per SM).
     """
