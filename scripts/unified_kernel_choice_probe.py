@@ -8,14 +8,14 @@ warpgroup-MMA kernel (ops/verify_wgmma.py, 16-key tiles, 4 stages) and the keys-
 two forms (128-key tiles on two warpgroups; 64-key tiles on one, up to 32 packed rows; 2 stages),
 each checked against the float64 reference. Shapes: MTP verify (B=20, q=4, 16q/1kv) at
 1,024-8,192 keys, with 8 draft tokens (q=8: 128 packed rows, two 64-row query blocks per sequence
-on both Gluon kernels) at 2,048-32,768 keys, the same with BF16 pages (Triton against wgmma), batch decode (B=64, q=1, 16q/1kv and 32q/2kv) at 4,096, 16,384 and 32,768 keys,
-and the single long request (B=1, q=1, 16q/1kv, 131,072 keys). One JSON row per (shape, kernel) in
-OUT.jsonl (perf-notes v16 item 9, v19 item 1, v20 item 1). sm90 only.
+on both Gluon kernels) at 2,048-32,768 keys, the same with BF16 pages (Triton against wgmma), batch
+decode (B=64, q=1, 16q/1kv and 32q/2kv) at 4,096, 16,384 and 32,768 keys, and the single long
+request (B=1, q=1, 16q/1kv, 131,072 keys). One JSON row per (shape, kernel) in OUT.jsonl (perf-notes
+v16 item 9, v19 item 1, v20 item 1). sm90 only.
 
     PYTHONPATH=. python3 scripts/unified_kernel_choice_probe.py OUT.jsonl
 """
 
-import dataclasses
 import json
 import sys
 
@@ -24,9 +24,8 @@ from pagedattn import LaunchProfile, reference
 from pagedattn.bench import _input_sets
 from pagedattn.device import DeviceInfo
 from pagedattn.profiles import select
-from pagedattn.profiles.types import UNIFIED_KEYS_ROWS_MAX_M
 from pagedattn.timing import time_calls
-from pagedattn.tune import case_shape_key
+from pagedattn.tune import as_keys_as_rows, case_shape_key
 from pagedattn.workloads import Case, UnifiedShape
 
 SHAPES = [("mtp", 20, 4, 16, 1, kv, "fp8") for kv in (1024, 2048, 4096, 8192)] + \
@@ -50,18 +49,20 @@ def probe_cases() -> list[Case]:
 def probe_profiles(key, device) -> dict[str, LaunchProfile]:
     """Per kernel that fits `key` on `device`, the profile the probe times: the analytic default for
     the Triton kernel, the fixed fields of the Gluon kernels (keys-as-rows with the call's packed
-    rows; the 128-key form in blocks of 64 rows where there are more, the 64-key form only where
-    they fit one block), each with the wave rule's splits for its own program slots."""
+    rows as the tuner's move sets them, `tune.as_keys_as_rows`: the 128-key form in blocks of 64 rows
+    where there are more, the 64-key form only where they fit one block), each with the wave rule's
+    splits for its own program slots."""
     found = {}
-    rows = max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length())
     for kernel, base in KERNELS.items():
         if base is None:
             profile = select.default_profile(key, device)
-        elif base.keys_as_rows and rows > UNIFIED_KEYS_ROWS_MAX_M[64] and base.tile_n == 64:
-            continue
+        elif base.keys_as_rows:
+            profile = as_keys_as_rows(base, key)
+            if profile.tile_n != base.tile_n:  # the 64-key form's rows do not fit: the other form, timed already
+                continue
+            profile = select.with_splits(profile, key, device)
         else:
-            block = min(rows, UNIFIED_KEYS_ROWS_MAX_M[base.tile_n]) if base.keys_as_rows else base.block_m
-            profile = select.with_splits(dataclasses.replace(base, block_m=block), key, device)
+            profile = select.with_splits(base, key, device)
         if select.unfit_reason(profile, key, device) is None:
             found[kernel] = profile
     return found
