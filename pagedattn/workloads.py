@@ -22,6 +22,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
+from .profiles.types import cdiv
+
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
 
 DTYPES = {
@@ -30,10 +32,6 @@ DTYPES = {
     "fp8": torch.float8_e4m3fn,
     "fp32": torch.float32,
 }
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def quantize_fp8(x: torch.Tensor) -> tuple[torch.Tensor, float]:

@@ -446,6 +446,9 @@ def test_launch_profile_limits_and_round_trip():
     assert p.short() == "m128/n16/s64/w16/st6/kvmajor"
     assert LaunchProfile(block_m=32, tile_n=16).block_q(16) == 2
     assert LaunchProfile(block_m=16, tile_n=16).block_q(24) == 1
+    # the Gluon unified grids' query blocks per sequence: 8 draft tokens x 16 heads in 64-row blocks
+    assert [LaunchProfile(block_m=64, tile_n=16).query_blocks(16, q) for q in (1, 4, 5, 8)] == [1, 1, 2, 2]
+    assert LaunchProfile(block_m=16, tile_n=64).query_blocks(24, 3) == 3
 
 
 @pytest.mark.parametrize("flags", [(False, False, False, False, False), (True, False, False, False, False),

@@ -63,7 +63,6 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 keys, two or three with 64).
 """
 
-import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
@@ -242,7 +241,7 @@ def launch_unified_keys_rows(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, b
     splits = profile.num_splits
     if num_tokens == 0:
         return
-    q_blocks = triton.cdiv(max_seqlen_q, profile.block_q(num_q_heads // num_kv_heads))
+    q_blocks = profile.query_blocks(num_q_heads // num_kv_heads, max_seqlen_q)
     part, lse = split_workspace(splits, num_tokens, num_q_heads, head, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)

@@ -30,7 +30,7 @@ from . import rules, tables
 from .types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
     UNIFIED_KEYS_ROWS_FORMS, UNIFIED_KEYS_ROWS_MAX_M, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
-    ShapeKey, next_pow2,
+    ShapeKey, cdiv, next_pow2,
 )
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -47,10 +47,6 @@ class Selection:
     profile: LaunchProfile
     source: str  # "explicit", "table", "rules", "default"
     detail: str = ""
-
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def kv_buffers(num_stages: int, addresses_ahead: bool = False) -> int:
@@ -254,9 +250,10 @@ def choose_splits(programs: int, tiles: int, slots: int, max_splits: int) -> int
     return next(s for s in range(1, limit + 1) if efficiency(s) >= 0.85 * best)
 
 
-def unified_query_blocks(key: ShapeKey, block_q: int) -> int:
+def unified_query_blocks(key: ShapeKey, profile: LaunchProfile) -> int:
     """Query blocks with work (sequences assumed of equal length max_seqlen_q, capped by tokens)."""
-    per_seq = cdiv(key.max_seqlen_q, block_q)
+    block_q = profile.block_q(key.group)
+    per_seq = profile.query_blocks(key.group, key.max_seqlen_q)
     return min(key.num_seqs * per_seq, cdiv(key.num_tokens, block_q) + key.num_seqs)
 
 
@@ -264,7 +261,7 @@ def work_units(profile: LaunchProfile, key: ShapeKey) -> int:
     """Programs of one split: rows x KV heads (sparse), query blocks x KV heads (unified)."""
     if key.kernel == "sparse":
         return key.num_tokens * key.num_kv_heads
-    return unified_query_blocks(key, profile.block_q(key.group)) * key.num_kv_heads
+    return unified_query_blocks(key, profile) * key.num_kv_heads
 
 
 def with_splits(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo,

@@ -31,6 +31,10 @@ def next_pow2(n: int) -> int:
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
 @dataclass(frozen=True)
 class LaunchProfile:
     """Launch parameters of one kernel call.
@@ -99,6 +103,11 @@ class LaunchProfile:
     def block_q(self, group: int) -> int:
         """Query tokens packed per unified program."""
         return max(1, self.block_m // group)
+
+    def query_blocks(self, group: int, max_seqlen_q: int) -> int:
+        """Query blocks per sequence of the Gluon unified kernels' grids (a sequence's up to
+        max_seqlen_q tokens, block_q per block; the split rule's model of the grid uses it too)."""
+        return cdiv(max_seqlen_q, self.block_q(group))
 
     def to_dict(self) -> dict:
         return asdict(self)
