@@ -125,7 +125,8 @@ def field_values(key: ShapeKey) -> dict[str, tuple]:
     heads_block = max(16, next_pow2(key.group))
     return {
         # up to the analytic default's cap (select.MAX_SPLITS): one KV head of one sequence has no
-        # other parallelism; 512 lost to 256 on the H200's single long requests (perf-notes v7)
+        # other parallelism; 512 lost to 256 on the H200's single long requests (perf-notes v7), and
+        # 264-396 on the keys-as-rows kernel too (v21 item 1: the split merge's chunk doubles past 256)
         "num_splits": (1, 2, 4, 8, 16, 32, 64, 128, 256) if key.kernel == "unified" else (1, 2, 4, 8, 16),
         "tile_n": (16, 32, 64, 128),
         "block_m": tuple(m for m in (16, 32, 64, 128) if m >= heads_block),
