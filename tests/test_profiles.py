@@ -19,7 +19,9 @@ import triton
 from pagedattn import api
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo
 from pagedattn.profiles import rules, tables
-from pagedattn.profiles.select import choose_splits, default_profile, select_profile, untuned_selection, with_splits
+from pagedattn.profiles.select import (
+    choose_splits, default_profile, select_profile, table_profile_for_call, untuned_selection, with_splits,
+)
 from pagedattn.profiles.types import LaunchProfile, ShapeKey, next_pow2, query_class
 
 MI300X = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
@@ -374,6 +376,45 @@ def test_table_lookup_takes_the_nearest_bucket(table_dir):
     assert [near[kv].profile for kv in (16384, 131072)] == [OTHER, OTHER]
     assert all(s.source == "table" for s in near.values())
     assert select_profile(unified_key(16, 1, 32, 8, 4096, head_size=128), H200).profile == TUNED  # 4x fewer seqs
+
+
+SPLIT_WGMMA = LaunchProfile(block_m=64, tile_n=16, num_splits=13, num_warps=4, num_stages=5, addresses_ahead=True,
+                            warpgroup_mma=True)
+SPLIT_KEYS_ROWS = LaunchProfile(block_m=64, tile_n=128, num_splits=6, num_warps=8, num_stages=2, keys_as_rows=True)
+
+
+def test_table_profile_keeps_the_tuned_programs_on_a_near_bucket(table_dir):
+    """A splitting profile tuned at B=20, q=4 (one 64-row query block per sequence) serves nearby
+    calls with its split count scaled to keep the programs it was tuned with: 8 draft tokens take
+    two query blocks per sequence, so half the splits; half the sequences, twice the splits."""
+    bf16, fp8 = unified_key(20, 4, 16, 1, 32768), unified_key(20, 4, 16, 1, 32768, kv_dtype="fp8")
+    write_table(table_dir, H200, [(bf16, SPLIT_WGMMA), (fp8, SPLIT_KEYS_ROWS)])
+    exact = select_profile(bf16, H200)
+    assert (exact.source, exact.profile) == ("table", SPLIT_WGMMA) and "splits" not in exact.detail
+    cases = {  # call -> the split count it runs at (13 x 20 sequences / its sequences x query blocks)
+        unified_key(20, 8, 16, 1, 32768): 6,  # round(6.5), two 64-row blocks per sequence
+        unified_key(20, 5, 16, 1, 8192): 6,
+        unified_key(10, 4, 16, 1, 32768): 26,
+        unified_key(16, 4, 16, 1, 32768): 16,
+        unified_key(40, 4, 16, 1, 32768): 6,
+        unified_key(20, 8, 16, 1, 32768, kv_dtype="fp8"): 3,  # keys-as-rows: 6 x 20 / 40
+        unified_key(10, 4, 16, 1, 32768, kv_dtype="fp8"): 12,
+    }
+    for key, splits in cases.items():
+        chosen = select_profile(key, H200)
+        tuned = SPLIT_KEYS_ROWS if key.kv_dtype == "fp8" else SPLIT_WGMMA
+        assert chosen.source == "table"
+        assert chosen.profile == LaunchProfile.from_dict(tuned.to_dict() | {"num_splits": splits})
+        assert f"splits {tuned.num_splits} -> {splits} for this call's programs" in chosen.detail
+
+
+def test_table_profile_for_call_caps_and_keeps_unsplit_profiles():
+    tuned = unified_key(2, 1, 16, 1, 131072, kv_dtype="fp8")
+    many = LaunchProfile(block_m=16, tile_n=64, num_splits=200, num_warps=4, num_stages=2, keys_as_rows=True)
+    assert table_profile_for_call(many, tuned, unified_key(1, 1, 16, 1, 131072, kv_dtype="fp8")).num_splits == 256
+    few_tiles = unified_key(2, 1, 16, 1, 1024, kv_dtype="fp8")  # 16 tiles of 64 keys
+    assert table_profile_for_call(many, tuned, few_tiles).num_splits == 16
+    assert table_profile_for_call(TUNED, unified_key(64, 1, 32, 8, 4096), unified_key(8, 1, 32, 8, 4096)) == TUNED
 
 
 def test_table_ignores_far_buckets_and_other_categories(table_dir):

@@ -1,8 +1,9 @@
 """The one place that decides launch parameters.
 
-Order: explicit `profile=` -> tuned table for this device (nearest bucket) -> the arch's rule
-ladders applied to the analytic default, splits recomputed for the laddered profile -> the
-analytic default. The last two are `untuned_selection`: what a GPU without a tuned table runs,
+Order: explicit `profile=` -> tuned table for this device (nearest bucket; where its profile
+splits the KV range, the split count scaled to the call's programs, `table_profile_for_call`) ->
+the arch's rule ladders applied to the analytic default, splits recomputed for the laddered
+profile -> the analytic default. The last two are `untuned_selection`: what a GPU without a tuned table runs,
 the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked
 last: a blocked candidate is skipped and the next source is tried; an explicit blocked profile is
 an error. Measured candidates (table, rules) are skipped only when blocked or when they would compute
@@ -297,9 +298,29 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
             raise ValueError(f"profile {explicit.short()} cannot run this {kernel} call: {problem}")
         return Selection(explicit, "explicit")
     found = tables.lookup(key, device.name)
-    if found is not None and _run_problem(kernel, device, key, found[0]) is None:
-        return Selection(found[0], "table", f"bucket {found[1]['key']}")
+    if found is not None:
+        tuned, entry = found
+        profile = table_profile_for_call(tuned, ShapeKey(**entry["key"]), key)
+        if _run_problem(kernel, device, key, profile) is None:
+            scaled = f"; splits {tuned.num_splits} -> {profile.num_splits} for this call's programs" \
+                if profile != tuned else ""
+            return Selection(profile, "table", f"bucket {entry['key']}{scaled}")
     return untuned_selection(key, device)
+
+
+def table_profile_for_call(profile: LaunchProfile, tuned: ShapeKey, key: ShapeKey) -> LaunchProfile:
+    """A tuned bucket's profile for a call of another shape near it. Where the profile splits the KV
+    range, its split count is scaled by the bucket's programs per split over the call's
+    (`work_units`), so that the call runs as many programs as the tuned case did: twice the
+    sequences, or a second query block per sequence (verify of 8 draft tokens on a bucket tuned at
+    4), at half the splits; half the sequences at twice. Capped by the call's KV tiles and the
+    kernel's split limit. A profile that does not split is kept as it is: one pass over the keys was
+    the tuner's choice for that bucket."""
+    if profile.num_splits == 1 or tuned.bucket() == key.bucket():
+        return profile
+    splits = round(profile.num_splits * work_units(profile, tuned) / work_units(profile, key))
+    splits = max(1, min(splits, MAX_SPLITS[key.kernel], cdiv(key.kv_len, profile.tile_n)))
+    return LaunchProfile.from_dict(profile.to_dict() | {"num_splits": splits})
 
 
 def untuned_selection(key: ShapeKey, device: DeviceInfo) -> Selection:

@@ -16,7 +16,8 @@ dropped: they are never dispatched, but they give the next tuning of their bucke
 (`previous_profiles`), even when the buckets are re-tuned one workload at a time.
 Lookup: entries of the same kernel, KV dtype, head size, GQA group and query class; among those the
 nearest bucket by summed |log2| distance of sequence count, query length, token count, KV-head count and
-KV length (the first of equally near entries wins).
+KV length (the first of equally near entries wins). A profile that splits the KV range is then fitted
+to the call's program count (`select.table_profile_for_call`).
 """
 
 from __future__ import annotations
