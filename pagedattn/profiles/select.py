@@ -3,8 +3,8 @@
 Order: explicit `profile=` -> tuned table for this device (nearest bucket; where its profile
 splits the KV range, the split count scaled to the call's programs, `table_profile_for_call`) ->
 the arch's rule ladders applied to the analytic default, splits recomputed for the laddered
-profile -> the analytic default. The last two are `untuned_selection`: what a GPU without a tuned table runs,
-the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked
+profile -> the analytic default. The last two are `untuned_selection`: what a GPU without a tuned
+table runs, the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked
 last: a blocked candidate is skipped and the next source is tried; an explicit blocked profile is
 an error. Measured candidates (table, rules) are skipped only when blocked or when they would compute
 a wrong result (`shape_problem`); the resource estimates (`unfit_reason`) prune the tuner's search
