@@ -60,8 +60,9 @@ from .device import DeviceInfo
 from .ops.common import load_tokens, split_position
 from .ops.sparse import resolve_selections
 from .profiles.select import untuned_selection
+from .profiles.types import cdiv
 from .timing import rotation_count, time_calls, timings_meaningful
-from .workloads import WORKLOADS, cdiv
+from .workloads import WORKLOADS
 
 TOLERANCE = 1e-2
 # (elements per program, warps) of the streaming-read ceiling; the best of them is the ceiling.

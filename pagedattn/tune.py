@@ -105,7 +105,7 @@ from .profiles import select as dispatch
 from .profiles.types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KERNELS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
     MAX_STAGES, UNIFIED_KEYS_ROWS_FORMS, UNIFIED_KEYS_ROWS_MAX_M, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS,
-    LaunchProfile, ShapeKey, next_pow2,
+    LaunchProfile, ShapeKey, cdiv, next_pow2,
 )
 
 REL_L2_BOUND = 1e-2
@@ -165,8 +165,7 @@ def starves_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> 
     measured took 1.07-116x their bucket's best time, and every tuned entry fills at least 0.48 of
     its slots (perf-notes v15 item 7)."""
     units, slots = dispatch.work_units(profile, key), dispatch.program_slots(profile, key, device)
-    return 4 * units * profile.num_splits < slots and 2 * profile.num_splits <= dispatch.cdiv(key.kv_len,
-                                                                                             profile.tile_n)
+    return 4 * units * profile.num_splits < slots and 2 * profile.num_splits <= cdiv(key.kv_len, profile.tile_n)
 
 
 def pipeline_matched(cand: LaunchProfile, start: LaunchProfile) -> LaunchProfile:
@@ -266,7 +265,7 @@ def prune_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> s
     blocked = rules.blocked_reason(key.kernel, device, key, profile)
     if blocked:
         return f"blocklisted: {blocked}"
-    tiles = dispatch.cdiv(key.kv_len, profile.tile_n)
+    tiles = cdiv(key.kv_len, profile.tile_n)
     return f"{profile.num_splits} splits for {tiles} KV tiles" if profile.num_splits > tiles else None
 
 
@@ -284,7 +283,7 @@ def case_shape_key(case: workloads.Case) -> ShapeKey:
         q = torch.empty(s.rows, s.num_q_heads, s.head_size, device="meta")
         return api.sparse_shape_key(q, kv, torch.empty(s.rows, s.topk, device="meta"))
     q = torch.empty(sum(s.query_lens), s.num_q_heads, s.head_size, device="meta")
-    table = torch.empty(len(s.kv_lens), max(workloads.cdiv(n, s.block_size) for n in s.kv_lens), device="meta")
+    table = torch.empty(len(s.kv_lens), max(cdiv(n, s.block_size) for n in s.kv_lens), device="meta")
     return api.unified_shape_key(q, kv, table, s.max_seqlen_q, max(s.kv_lens),
                                  api.has_score_mods(s.sliding_window, s.softcap, s.sinks or None))
 

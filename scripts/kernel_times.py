@@ -26,6 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from pagedattn import LaunchProfile, bench, reference, sparse_attention, unified_attention, workloads
 from pagedattn.device import DeviceInfo
+from pagedattn.profiles.types import cdiv
 from pagedattn.timing import rotation_count, time_calls
 
 REPLAYS = 20
@@ -62,7 +63,7 @@ def stream_read_times(nbytes: int) -> dict:
     buffers = [torch.rand(nbytes // 4, device="cuda") for _ in range(count)]
     found = {}
     for block, warps in bench.READ_VARIANTS:
-        partials = torch.empty(workloads.cdiv(buffers[0].numel(), block), device="cuda")
+        partials = torch.empty(cdiv(buffers[0].numel(), block), device="cuda")
         calls = [functools.partial(bench.stream_read, x, partials, block, warps) for x in buffers]
         found[f"{block}x{warps}w"] = graph_kernel_times(calls)
     return found
