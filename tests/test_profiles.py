@@ -209,12 +209,14 @@ def test_verify_gate_applies_only_on_gfx950():
     (unified_key(20, 4, 32, 2, 70000, "fp8"), {"tile_n": 128, "num_warps": 8, "num_stages": 2, "keys_as_rows": True}),
     (unified_key(1, 1, 16, 1, 131072, "fp8"), {"tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True}),
     (unified_key(64, 1, 16, 1, 4096, "fp8"), {"tile_n": 128, "num_warps": 8, "num_stages": 2, "keys_as_rows": True}),
-    (unified_key(20, 4, 32, 2, 4096, "fp8"), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True}),
+    (unified_key(10, 4, 16, 1, 4096, "fp8"), {"tile_n": 16, "num_warps": 4, "num_stages": 4, "warpgroup_mma": True}),
+    (unified_key(40, 4, 16, 1, 4096, "fp8"), {"tile_n": 128, "num_warps": 8, "num_stages": 2, "keys_as_rows": True}),
     (dataclasses.replace(unified_key(20, 4, 32, 2, 70000, "fp8"), score_mods=True),
      {"tile_n": 32, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
     (unified_key(4, 8192, 32, 8, 8192, head_size=128), {"addresses_ahead": True}),  # prefill
 ], ids=["decode-d128", "verify-d128", "verify-d256-bf16", "verify-d256-bf16-softcap", "verify-d256-fp8",
-        "decode-d256-fp8-long", "decode-d256-fp8-4096-keys", "verify-d256-fp8-4096-keys", "verify-d256-fp8-softcap", "prefill"])
+        "decode-d256-fp8-long", "decode-d256-fp8-4096-keys", "verify-d256-fp8-310-keys-per-sm",
+        "verify-d256-fp8-1241-keys-per-sm", "verify-d256-fp8-softcap", "prefill"])
 def test_sm90_rules_set_the_h200_table_fields(key, fields):
     chosen = select_profile(key, H200)
     assert chosen.source == "rules" and "H200" in chosen.detail
@@ -236,10 +238,10 @@ def test_sm90_rules_stay_off_shapes_the_h200_table_has_no_bucket_for(key):
 
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_laddered_profile_gets_its_own_split_count(kv_dtype):
-    """w8 -> w4 fits two verify programs per SM instead of one (the wgmma kernel, FP8 pages up to
-    4,096 keys: 88 KB of shared memory, two per SM), so the split count doubles: the H200 table's
+    """w8 -> w4 fits two verify programs per SM instead of one (the wgmma kernel, FP8 pages at up to
+    384 keys per SM: 88 KB of shared memory, two per SM), so the split count doubles: the H200 table's
     12 splits for 20 sequences of one KV head; the default with 8 warps takes 6."""
-    key = unified_key(20, 4, 16, 1, 32768 if kv_dtype == "bf16" else 4096, kv_dtype)
+    key = unified_key(20, 4, 16, 1, 32768 if kv_dtype == "bf16" else 2048, kv_dtype)
     default, chosen = default_profile(key, H200), select_profile(key, H200).profile
     assert (default.num_warps, default.num_splits) == (8, 6)
     assert (chosen.num_warps, chosen.num_splits) == (4, 12)
@@ -408,13 +410,47 @@ def test_table_profile_keeps_the_tuned_programs_on_a_near_bucket(table_dir):
         assert f"splits {tuned.num_splits} -> {splits} for this call's programs" in chosen.detail
 
 
+def test_a_near_call_across_a_rule_kernel_boundary_takes_the_rules(table_dir):
+    """The FP8 MTP bucket at 8,192 keys runs keys-as-rows, as the rules give it; 10 sequences over
+    2,048 keys (155 keys per SM) lie below the rules' keys-as-rows boundary, so the rules' wgmma
+    profile serves them; 40 sequences over 4,096 keys lie above it and keep the bucket's profile with
+    its splits scaled. A bucket whose tuned kernel the rules do not give it keeps serving its
+    neighbours: the rules' boundary was not confirmed there."""
+    bucket = unified_key(20, 4, 16, 1, 8192, kv_dtype="fp8")
+    write_table(table_dir, H200, [(bucket, SPLIT_KEYS_ROWS)])
+    small, large = unified_key(10, 4, 16, 1, 2048, kv_dtype="fp8"), unified_key(40, 4, 16, 1, 4096, kv_dtype="fp8")
+    across = select_profile(small, H200)
+    assert (across.source, across.profile) == ("rules", untuned_selection(small, H200).profile)
+    assert across.profile.kernel == "wgmma" and "runs keysrows, the rules give this call wgmma" in across.detail
+    kept = select_profile(large, H200)
+    assert (kept.source, kept.profile) == ("table", dataclasses.replace(SPLIT_KEYS_ROWS, num_splits=3))
+    triton_tuned = LaunchProfile(block_m=64, tile_n=32, num_splits=6, num_warps=4, num_stages=3)
+    write_table(table_dir, H200, [(bucket, triton_tuned)])
+    assert select_profile(small, H200).source == "table"
+    assert select_profile(bucket, H200).profile == triton_tuned
+
+
+def test_a_near_call_whose_scaled_splits_fill_the_slots_badly_takes_the_wave_rule(table_dir):
+    """32q/2kv FP8 MTP tuned at B=20 with 3 splits (120 programs, one per SM); at B=40 the scaled
+    count, round(1.5) = 2, runs 160 programs in two waves of 132: the wave rule's 3 splits instead
+    (240 programs, 91 % of two waves). At B=10 the scaled 6 splits keep the bucket's 120 programs."""
+    bucket = unified_key(20, 4, 32, 2, 32768, kv_dtype="fp8")
+    three = dataclasses.replace(SPLIT_KEYS_ROWS, num_splits=3)
+    write_table(table_dir, H200, [(bucket, three)])
+    wide = unified_key(40, 4, 32, 2, 32768, kv_dtype="fp8")
+    assert table_profile_for_call(three, bucket, wide, H200) == with_splits(three, wide, H200)
+    assert select_profile(wide, H200).profile.num_splits == 3
+    narrow = unified_key(10, 4, 32, 2, 32768, kv_dtype="fp8")
+    assert select_profile(narrow, H200).profile == dataclasses.replace(three, num_splits=6)
+
+
 def test_table_profile_for_call_caps_and_keeps_unsplit_profiles():
     tuned = unified_key(2, 1, 16, 1, 131072, kv_dtype="fp8")
     many = LaunchProfile(block_m=16, tile_n=64, num_splits=200, num_warps=4, num_stages=2, keys_as_rows=True)
-    assert table_profile_for_call(many, tuned, unified_key(1, 1, 16, 1, 131072, kv_dtype="fp8")).num_splits == 256
+    assert table_profile_for_call(many, tuned, unified_key(1, 1, 16, 1, 131072, kv_dtype="fp8"), H200).num_splits == 256
     few_tiles = unified_key(2, 1, 16, 1, 1024, kv_dtype="fp8")  # 16 tiles of 64 keys
-    assert table_profile_for_call(many, tuned, few_tiles).num_splits == 16
-    assert table_profile_for_call(TUNED, unified_key(64, 1, 32, 8, 4096), unified_key(8, 1, 32, 8, 4096)) == TUNED
+    assert table_profile_for_call(many, tuned, few_tiles, H200).num_splits == 16
+    assert table_profile_for_call(TUNED, unified_key(64, 1, 32, 8, 4096), unified_key(8, 1, 32, 8, 4096), H200) == TUNED
 
 
 def test_table_ignores_far_buckets_and_other_categories(table_dir):

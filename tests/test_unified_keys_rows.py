@@ -76,7 +76,9 @@ BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096
     (dataclasses.replace(MTP, num_kv_heads=2), True),  # 32q/2kv
     (dataclasses.replace(MTP, group=8, max_seqlen_q=8, num_tokens=160), True),
     (dataclasses.replace(MTP, kv_len=8192), True),
-    (dataclasses.replace(MTP, kv_len=4096), False),  # verify up to 4,096 keys: the wgmma kernel (v16 item 9)
+    (dataclasses.replace(MTP, kv_len=4096), True),  # 620 keys per SM: above the rules' 384 (v22 item 3)
+    (dataclasses.replace(MTP, kv_len=2048), False),  # 310 keys per SM: the wgmma kernel (v16 item 9, v22 item 3)
+    (dataclasses.replace(MTP, num_seqs=40, num_tokens=160, kv_len=2048), True),  # 40 sequences: 620 per SM
     (LONG, True),  # the single long request, one token
     (BATCH_DECODE, True),  # decode above 2,048 keys
     (dataclasses.replace(BATCH_DECODE, kv_len=32768), True),
@@ -90,7 +92,7 @@ BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096
     (dataclasses.replace(MTP, kv_dtype="bf16"), False),
     (dataclasses.replace(LONG, head_size=128), False),
     (dataclasses.replace(LONG, score_mods=True), False),
-], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "long", "batch-decode", "batch-decode-32768",
+], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "mtp-2048", "mtp-40-seqs-2048", "long", "batch-decode", "batch-decode-32768",
         "group32-decode-32768", "decode-2048", "80-rows", "128-rows", "128-rows-2048", "128-rows-1024", "256-rows", "bf16", "d128",
         "softcap"])
 def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, key, keys_as_rows):

@@ -40,6 +40,7 @@ class When:
     min_max_seqlen_q: int | None = None  # max_seqlen_q > min_max_seqlen_q
     max_max_seqlen_q: int | None = None  # max_seqlen_q <= max_max_seqlen_q
     min_kv_len: int | None = None  # kv_len > min_kv_len
+    min_keys_per_sm: int | None = None  # programs x kv_len / SMs > min_keys_per_sm (unified: KV work per SM)
     head_sizes: tuple[int, ...] = ()
     max_query_rows: int | None = None  # group x max_seqlen_q <= max_query_rows (unified: rows a program packs)
     min_query_rows: int | None = None  # group x max_seqlen_q > min_query_rows
@@ -59,6 +60,7 @@ class When:
             self.min_max_seqlen_q is None or key.max_seqlen_q > self.min_max_seqlen_q,
             self.max_max_seqlen_q is None or key.max_seqlen_q <= self.max_max_seqlen_q,
             self.min_kv_len is None or key.kv_len > self.min_kv_len,
+            self.min_keys_per_sm is None or key.programs * key.kv_len > self.min_keys_per_sm * device.num_sms,
             not self.head_sizes or key.head_size in self.head_sizes,
             self.max_query_rows is None or key.group * key.max_seqlen_q <= self.max_query_rows,
             self.min_query_rows is None or key.group * key.max_seqlen_q > self.min_query_rows,
@@ -106,6 +108,11 @@ _UNIFIED_KEYS_ROWS = {"tile_n": 128, "num_warps": UNIFIED_KEYS_ROWS_FORMS[128], 
 _UNIFIED_KEYS_ROWS_SOURCE = _H200 + "; unified keys-as-rows: perf-notes v16 items 3, 5, 9"
 _ONE_WARPGROUP_KEYS_ROWS = _UNIFIED_KEYS_ROWS | {"tile_n": 64, "num_warps": UNIFIED_KEYS_ROWS_FORMS[64]}
 _BLOCKED_ROWS = 128  # verify of up to 8 draft tokens at a 16-head group: two 64-row query blocks per sequence
+# FP8 verify of up to 64 packed rows takes keys-as-rows above this many keys per SM (sequences x KV heads x
+# keys / SMs): three 128-key tiles for its one program per SM; below, the wgmma kernel's 16-key tiles at two
+# programs per SM take 4-10 % less time (perf-notes v22 item 3: 155-310 keys per SM; from 496 keys-as-rows
+# takes 6-13 % less, or the same)
+_KEYS_ROWS_VERIFY_KEYS_PER_SM = 384
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -164,9 +171,10 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead; prefill and mixed
         # batches read addresses a step ahead (FP8 mixed also took n128/st2). FP8 decode and verify at head
         # size 256 with plain scores and up to 64 packed rows run the keys-as-rows kernel (ops/unified_keys_rows.py:
-        # 128 keys per step, the packed rows as wgmma's N) above 2,048 keys for decode and 4,096 for verify
-        # (perf-notes v16 items 3, 5, 9, 10: MTP verify 14-20 % less time than the wgmma kernel at 32,768 and
-        # 70,000 keys, 9 % at 8,192, 5 % more at 4,096 and 12-34 % more below; the single long request at q=1
+        # 128 keys per step, the packed rows as wgmma's N) above 2,048 keys for decode and, for verify, above 384
+        # keys per SM (perf-notes v16 items 3, 5, 9, 10 at B=20 16q/1kv: MTP verify 14-20 % less time than the
+        # wgmma kernel at 32,768 and 70,000 keys, 9 % at 8,192, 5 % more at 4,096 and 12-34 % more below; v22
+        # item 3: the crossing follows sequences x KV heads x keys, not keys; the single long request at q=1
         # 31 % less than the Triton kernel, at q=4 5 % less than the wgmma kernel at 128 splits; batch decode
         # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; shorter ones unmeasured).
         # Decode of at most 16 packed rows above 8,192 keys takes its one-warpgroup form (64 keys per step, three
@@ -187,8 +195,8 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                       max_query_rows=64, min_kv_len=2048, plain_scores=True),
                  _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
-                      max_query_rows=64, min_kv_len=4096, plain_scores=True),
-                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE),
+                      max_query_rows=64, min_keys_per_sm=_KEYS_ROWS_VERIFY_KEYS_PER_SM, plain_scores=True),
+                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE + ", v22 item 3"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
                       min_query_rows=64, max_query_rows=_BLOCKED_ROWS, min_kv_len=1024, plain_scores=True),
                  _UNIFIED_KEYS_ROWS | {"block_m": 64}, source=_H200 + "; keys-as-rows in query blocks: perf-notes v20 item 1"),

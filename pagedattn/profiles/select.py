@@ -1,7 +1,9 @@
 """The one place that decides launch parameters.
 
 Order: explicit `profile=` -> tuned table for this device (nearest bucket; where its profile
-splits the KV range, the split count scaled to the call's programs, `table_profile_for_call`) ->
+splits the KV range, the split count scaled to the call's programs, `table_profile_for_call`; a
+call that the rules put on another kernel than the bucket they agree with takes the rules' profile,
+`rules_across_a_kernel_boundary`) ->
 the arch's rule ladders applied to the analytic default, splits recomputed for the laddered
 profile -> the analytic default. The last two are `untuned_selection`: what a GPU without a tuned
 table runs, the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked
@@ -237,18 +239,21 @@ def program_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> 
     return device.num_sms * max(1, min(by_smem, by_regs, 4))
 
 
+WAVE_SLACK = 0.85  # a split count within this fraction of the best wave efficiency is as good
+
+
+def wave_efficiency(programs: int, slots: int) -> float:
+    """Busy fraction of the program slots over the waves `programs` take."""
+    return programs / (cdiv(programs, slots) * slots)
+
+
 def choose_splits(programs: int, tiles: int, slots: int, max_splits: int) -> int:
-    """Smallest split count within 85 % of the best wave efficiency (FlashAttention's rule)."""
+    """Smallest split count within WAVE_SLACK of the best wave efficiency (FlashAttention's rule)."""
     if programs >= 0.8 * slots:
         return 1
     limit = max(1, min(max_splits, tiles // MIN_TILES_PER_SPLIT))
-
-    def efficiency(s: int) -> float:
-        n = programs * s
-        return n / (cdiv(n, slots) * slots)
-
-    best = max(efficiency(s) for s in range(1, limit + 1))
-    return next(s for s in range(1, limit + 1) if efficiency(s) >= 0.85 * best)
+    best = max(wave_efficiency(programs * s, slots) for s in range(1, limit + 1))
+    return next(s for s in range(1, limit + 1) if wave_efficiency(programs * s, slots) >= WAVE_SLACK * best)
 
 
 def unified_query_blocks(key: ShapeKey, profile: LaunchProfile) -> int:
@@ -300,7 +305,10 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
     found = tables.lookup(key, device.name)
     if found is not None:
         tuned, entry = found
-        profile = table_profile_for_call(tuned, ShapeKey(**entry["key"]), key)
+        across = rules_across_a_kernel_boundary(tuned, entry["key"], key, device)
+        if across is not None:
+            return across
+        profile = table_profile_for_call(tuned, ShapeKey(**entry["key"]), key, device)
         if _run_problem(kernel, device, key, profile) is None:
             scaled = f"; splits {tuned.num_splits} -> {profile.num_splits} for this call's programs" \
                 if profile != tuned else ""
@@ -308,18 +316,47 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
     return untuned_selection(key, device)
 
 
-def table_profile_for_call(profile: LaunchProfile, tuned: ShapeKey, key: ShapeKey) -> LaunchProfile:
+def rules_across_a_kernel_boundary(tuned: LaunchProfile, bucket: dict, key: ShapeKey,
+                                   device: DeviceInfo) -> Selection | None:
+    """The rules' selection for a call near a tuned bucket (not on it) that lies across one of the
+    rules' kernel boundaries from it: the rules give the bucket the kernel its tuned profile runs,
+    and the call another. The bucket's measurement then says nothing about the call's kernel, the
+    rules' evidence does (perf-notes v22 item 3: FP8 verify of 10-20 sequences over 2,048-4,096 keys
+    near the 8,192-key bucket, 4-10 % less time on the rules' wgmma kernel than on the bucket's
+    keys-as-rows one). None for every other call, and on the bucket itself."""
+    if bucket == key.bucket():
+        return None
+    rules_here = untuned_selection(key, device)
+    if rules_here.profile.kernel == tuned.kernel or \
+            untuned_selection(ShapeKey(**bucket), device).profile.kernel != tuned.kernel:
+        return None
+    return Selection(rules_here.profile, rules_here.source, f"{rules_here.detail}; near bucket {bucket} runs "
+                     f"{tuned.kernel}, the rules give this call {rules_here.profile.kernel}")
+
+
+def table_profile_for_call(profile: LaunchProfile, tuned: ShapeKey, key: ShapeKey,
+                           device: DeviceInfo) -> LaunchProfile:
     """A tuned bucket's profile for a call of another shape near it. Where the profile splits the KV
     range, its split count is scaled by the bucket's programs per split over the call's
     (`work_units`), so that the call runs as many programs as the tuned case did: twice the
     sequences, or a second query block per sequence (verify of 8 draft tokens on a bucket tuned at
     4), at half the splits; half the sequences at twice. Capped by the call's KV tiles and the
-    kernel's split limit. A profile that does not split is kept as it is: one pass over the keys was
-    the tuner's choice for that bucket."""
+    kernel's split limit. Where no whole split count gets near the bucket's programs and the
+    (uncapped) scaled count fills the device's program slots less well than the bucket did (below
+    WAVE_SLACK of its wave efficiency: 80 KV groups at 2 splits, 160 programs for 132 slots, from a
+    bucket of 120), the wave rule counts the splits for the profile instead (perf-notes v22 item 4:
+    3 splits there, 14-28 % less time). A profile that does not split is kept as it is: one pass
+    over the keys was the tuner's choice for that bucket (v22 item 4: 1-19 % faster than the wave
+    rule's split at half the bucket's sequences)."""
     if profile.num_splits == 1 or tuned.bucket() == key.bucket():
         return profile
-    splits = round(profile.num_splits * work_units(profile, tuned) / work_units(profile, key))
-    splits = max(1, min(splits, MAX_SPLITS[key.kernel], cdiv(key.kv_len, profile.tile_n)))
+    units = work_units(profile, key)
+    scaled = max(1, round(profile.num_splits * work_units(profile, tuned) / units))
+    splits = min(scaled, MAX_SPLITS[key.kernel], cdiv(key.kv_len, profile.tile_n))
+    slots = program_slots(profile, key, device)
+    if splits == scaled and wave_efficiency(units * splits, slots) < \
+            WAVE_SLACK * wave_efficiency(work_units(profile, tuned) * profile.num_splits, slots):
+        return with_splits(profile, key, device)
     return LaunchProfile.from_dict(profile.to_dict() | {"num_splits": splits})
 
 

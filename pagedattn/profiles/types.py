@@ -8,7 +8,7 @@ lookup needs no device synchronisation and is stable under CUDA-graph capture.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 KERNELS = ("unified", "sparse")
 MAX_STAGES = 6  # software-pipelining depth a profile may ask for
@@ -110,7 +110,8 @@ class LaunchProfile:
         return cdiv(max_seqlen_q, self.block_q(group))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Every field by name (ints and bools: no deep copy, the dispatcher builds these per call)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def to_ints(self) -> list[int]:
         """Every field as an int, in declaration order: the form the custom ops take (`api.py`)."""
@@ -129,11 +130,16 @@ class LaunchProfile:
     def from_dict(data: dict) -> "LaunchProfile":
         return LaunchProfile(**{k: data[k] for k in LaunchProfile.__dataclass_fields__ if k in data})
 
+    @property
+    def kernel(self) -> str:
+        """Which kernel runs the profile: "wgmma", "exchange", "keysrows" (the Gluon kernels) or "triton"."""
+        return "wgmma" if self.warpgroup_mma else "exchange" if self.shared_exchange else \
+            "keysrows" if self.keys_as_rows else "triton"
+
     def short(self) -> str:
         form = "kvmajor" if self.kv_major else "rowmajor"
         ahead = "/ahead" if self.addresses_ahead else ""
-        kernel = "/wgmma" if self.warpgroup_mma else "/exchange" if self.shared_exchange else \
-            "/keysrows" if self.keys_as_rows else ""
+        kernel = "" if self.kernel == "triton" else f"/{self.kernel}"
         return (f"m{self.block_m}/n{self.tile_n}/s{self.num_splits}/w{self.num_warps}/st{self.num_stages}/"
                 f"{form}{ahead}{kernel}")
 
