@@ -92,8 +92,8 @@ BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096
     (dataclasses.replace(MTP, kv_dtype="bf16"), False),
     (dataclasses.replace(LONG, head_size=128), False),
     (dataclasses.replace(LONG, score_mods=True), False),
-], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "mtp-2048", "mtp-40-seqs-2048", "long", "batch-decode", "batch-decode-32768",
-        "group32-decode-32768", "decode-2048", "80-rows", "128-rows", "128-rows-2048", "128-rows-1024", "256-rows", "bf16", "d128",
+], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "mtp-2048", "mtp-40-seqs-2048", "long", "batch-decode",
+        "batch-decode-32768", "group32-decode-32768", "decode-2048", "80-rows", "128-rows", "128-rows-2048", "128-rows-1024", "256-rows", "bf16", "d128",
         "softcap"])
 def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, key, keys_as_rows):
     chosen = select.untuned_selection(key, device)
