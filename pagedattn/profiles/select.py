@@ -305,10 +305,11 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
     found = tables.lookup(key, device.name)
     if found is not None:
         tuned, entry = found
-        across = rules_across_a_kernel_boundary(tuned, entry["key"], key, device)
+        bucket = ShapeKey(**entry["key"])
+        across = rules_across_a_kernel_boundary(tuned, bucket, key, device)
         if across is not None:
             return across
-        profile = table_profile_for_call(tuned, ShapeKey(**entry["key"]), key, device)
+        profile = table_profile_for_call(tuned, bucket, key, device)
         if _run_problem(kernel, device, key, profile) is None:
             scaled = f"; splits {tuned.num_splits} -> {profile.num_splits} for this call's programs" \
                 if profile != tuned else ""
@@ -316,7 +317,7 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
     return untuned_selection(key, device)
 
 
-def rules_across_a_kernel_boundary(tuned: LaunchProfile, bucket: dict, key: ShapeKey,
+def rules_across_a_kernel_boundary(tuned: LaunchProfile, bucket: ShapeKey, key: ShapeKey,
                                    device: DeviceInfo) -> Selection | None:
     """The rules' selection for a call near a tuned bucket (not on it) that lies across one of the
     rules' kernel boundaries from it: the rules give the bucket the kernel its tuned profile runs,
@@ -324,14 +325,13 @@ def rules_across_a_kernel_boundary(tuned: LaunchProfile, bucket: dict, key: Shap
     rules' evidence does (perf-notes v22 item 3: FP8 verify of 10-20 sequences over 2,048-4,096 keys
     near the 8,192-key bucket, 4-10 % less time on the rules' wgmma kernel than on the bucket's
     keys-as-rows one). None for every other call, and on the bucket itself."""
-    if bucket == key.bucket():
+    if bucket.bucket() == key.bucket():
         return None
     rules_here = untuned_selection(key, device)
-    if rules_here.profile.kernel == tuned.kernel or \
-            untuned_selection(ShapeKey(**bucket), device).profile.kernel != tuned.kernel:
+    if rules_here.profile.kernel == tuned.kernel or untuned_selection(bucket, device).profile.kernel != tuned.kernel:
         return None
-    return Selection(rules_here.profile, rules_here.source, f"{rules_here.detail}; near bucket {bucket} runs "
-                     f"{tuned.kernel}, the rules give this call {rules_here.profile.kernel}")
+    return Selection(rules_here.profile, rules_here.source, f"{rules_here.detail}; near bucket {bucket.bucket()} "
+                     f"runs {tuned.kernel}, the rules give this call {rules_here.profile.kernel}")
 
 
 def table_profile_for_call(profile: LaunchProfile, tuned: ShapeKey, key: ShapeKey,
