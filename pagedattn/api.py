@@ -6,6 +6,11 @@ in a CUDA graph and traced by torch.compile. Checks that would need tensor *cont
 device read, so they run only when content checks are on: `set_content_checks(True)` or the
 environment variable PAGEDATTN_CHECK_CONTENTS=1. Invalid page ids and indices inside tensors are
 masked by the kernels either way, never read.
+
+Both kernels are registered as torch.library custom ops (with fake implementations), and calls
+that torch.compile traces, or that run under a dispatch mode or on fake or meta tensors, go
+through them; a plain eager call launches directly, since the op's eager dispatch alone takes
+~95 us of host time (`_through_dispatcher`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 from typing import Optional
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from .device import DeviceInfo
 from .interpreter import interpreter_active
@@ -175,8 +181,7 @@ def _given_scale(tensor: Optional[torch.Tensor], value: float):
     return tensor if tensor is not None else value
 
 
-@torch.library.custom_op("pagedattn::unified_attention", mutates_args=("out",))
-def _unified_op(
+def _unified_launch(
     q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, out: torch.Tensor,
     cu_seqlens_q: torch.Tensor, seq_lens: torch.Tensor, block_table: torch.Tensor,
     sinks: Optional[torch.Tensor], k_scale_tensor: Optional[torch.Tensor], v_scale_tensor: Optional[torch.Tensor],
@@ -199,14 +204,16 @@ def _unified_op(
     )
 
 
+_unified_op = torch.library.custom_op("pagedattn::unified_attention", mutates_args=("out",))(_unified_launch)
+
+
 @_unified_op.register_fake
 def _(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_scale_tensor, v_scale_tensor,
       k_scale, v_scale, softmax_scale, softcap, sliding_window, max_seqlen_q, profile) -> None:
     return None
 
 
-@torch.library.custom_op("pagedattn::sparse_attention", mutates_args=("out",))
-def _sparse_op(
+def _sparse_launch(
     q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, out: torch.Tensor,
     indices: torch.Tensor, block_table: torch.Tensor, token_to_req: torch.Tensor, counts: Optional[torch.Tensor],
     k_scale_tensor: Optional[torch.Tensor], v_scale_tensor: Optional[torch.Tensor],
@@ -224,10 +231,22 @@ def _sparse_op(
     )
 
 
+_sparse_op = torch.library.custom_op("pagedattn::sparse_attention", mutates_args=("out",))(_sparse_launch)
+
+
 @_sparse_op.register_fake
 def _(q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, k_scale_tensor, v_scale_tensor,
       k_scale, v_scale, softmax_scale, profile) -> None:
     return None
+
+
+def _through_dispatcher(q: torch.Tensor) -> bool:
+    """Whether a call goes through the registered custom op (torch.compile, export, fake or meta
+    tensors, an active dispatch mode such as FakeTensorMode or FlopCounterMode) rather than to the
+    launcher directly: the op's eager dispatch costs ~95 us of host time per call (perf-notes v23
+    item 3), about what the rest of the call takes."""
+    return (torch.compiler.is_compiling() or type(q) is not torch.Tensor or q.is_meta
+            or _get_current_dispatch_mode() is not None)
 
 
 # --------------------------------------------------------------------------- public functions
@@ -288,7 +307,8 @@ def unified_attention(
                                     has_score_mods(sliding_window, softcap, sinks)).profile
     k_t, k_v, _ = scale_args(k_scale)
     v_t, v_v, _ = scale_args(v_scale)
-    torch.ops.pagedattn.unified_attention(
+    launch = torch.ops.pagedattn.unified_attention if _through_dispatcher(q) else _unified_launch
+    launch(
         q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_t, v_t, k_v, v_v,
         float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale),
         float(softcap or 0.0), int(sliding_window or 0), max_seqlen_q, chosen.to_ints(),
@@ -338,7 +358,8 @@ def sparse_attention(
     chosen = choose_sparse_profile(q, k_cache, indices, profile).profile
     k_t, k_v, _ = scale_args(k_scale)
     v_t, v_v, _ = scale_args(v_scale)
-    torch.ops.pagedattn.sparse_attention(
+    launch = torch.ops.pagedattn.sparse_attention if _through_dispatcher(q) else _sparse_launch
+    launch(
         q, k_cache, v_cache, out, indices, block_table, token_to_req, counts, k_t, v_t, k_v, v_v,
         float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale), chosen.to_ints(),
     )

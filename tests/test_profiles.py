@@ -20,13 +20,15 @@ from pagedattn import api
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo
 from pagedattn.profiles import rules, tables
 from pagedattn.profiles.select import (
-    choose_splits, default_profile, select_profile, table_profile_for_call, untuned_selection, with_splits,
+    choose_splits, default_profile, program_slots, select_profile, table_profile_for_call, thread_registers,
+    untuned_selection, with_splits,
 )
 from pagedattn.profiles.types import LaunchProfile, ShapeKey, next_pow2, query_class
 
 MI300X = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
 MI355X = KNOWN_DEVICES["AMD_INSTINCT_MI355X"]
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
+REGISTER_BUILDS = Path(__file__).resolve().parent.parent / "results" / "v23" / "triton-registers.jsonl"
 TORCH_KV = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp8": torch.float8_e4m3fn}
 
 
@@ -122,6 +124,7 @@ def test_blocked_rule_output_is_never_selected(monkeypatch):
     faulting = rules.Rule(rules.When(archs=("gfx942",), min_programs=512), {"tile_n": 32, "num_warps": 1},
                           source="test")
     monkeypatch.setitem(rules.LADDERS, "sparse", ((faulting,),) + rules.LADDERS["sparse"][1:])
+    tables.clear_cache()
     key = sparse_key(8192, 24, 2)
     laddered, sources, _ = rules.apply_ladders("sparse", MI300X, key, default_profile(key, MI300X))
     assert (laddered.tile_n, laddered.num_warps) == (32, 1) and sources[0] == "test"
@@ -136,6 +139,7 @@ def test_blocked_default_gets_other_warps(monkeypatch):
     assert (default.tile_n, default.num_warps) == (64, 4)
     extra = rules.Blocked("sparse", rules.When(archs=("sm90",)), {"tile_n": 64, "num_warps": 4}, "test fault")
     monkeypatch.setattr(rules, "BLOCKLIST", rules.BLOCKLIST + (extra,))
+    tables.clear_cache()
     chosen = select_profile(key, H200)
     assert chosen.profile == dataclasses.replace(default, num_warps=8)
     assert chosen.source == "default" and "blocklist" in chosen.detail
@@ -329,6 +333,38 @@ def test_choose_splits_wave_efficiency(programs, tiles, slots, max_splits, expec
     assert choose_splits(programs, tiles, slots, max_splits) == expected
 
 
+def _programs_per_sm_by_registers(registers: int, num_warps: int) -> int:
+    return min(4, 65536 // (32 * num_warps * -(-registers // 8) * 8))
+
+
+def test_thread_registers_against_sm90_builds_of_the_triton_kernels():
+    """The register estimate against 424 offline sm90 builds (Triton 3.6) of ops/unified.py and
+    ops/sparse.py: the programs per SM it allows must be right on at least 90 % of the forms and one
+    too many on at most 4 % (too many programs per SM means a split count past one wave)."""
+    builds = [json.loads(line) for line in REGISTER_BUILDS.read_text().splitlines()]
+    right = too_many = 0
+    for b in builds:
+        profile = LaunchProfile(block_m=b["m"], tile_n=b["n"], num_splits=2, num_warps=b["w"], num_stages=b["st"])
+        key = ShapeKey(b["kernel"], b["kv"], b["head"], min(b["m"], 16 if b["head"] == 256 else 4), "verify",
+                       1, 1, 1, 1, 4096)
+        est = _programs_per_sm_by_registers(thread_registers(profile, key), b["w"])
+        built = _programs_per_sm_by_registers(b["regs"], b["w"])
+        right += est == built
+        too_many += est > built
+    assert len(builds) == 424 and right >= 0.9 * len(builds) and too_many <= 0.04 * len(builds)
+
+
+def test_the_triton_kernels_single_long_request_splits_fill_one_wave():
+    """16 rows, 128-key tiles at head size 128 build at 255 registers (232 estimated): two programs per SM, so the
+    single long request's 8 KV heads get 29 splits (232 of 264 slots), not the 43 of three per SM
+    (perf-notes v23 item 1: 43 splits took 1.23x the time)."""
+    key = unified_key(1, 1, 32, 8, 131072, head_size=128)
+    chosen = untuned_selection(key, H200).profile
+    assert (chosen.block_m, chosen.tile_n, chosen.num_warps, chosen.kernel) == (16, 128, 4, "triton")
+    assert program_slots(chosen, key, H200) == 2 * H200.num_sms
+    assert chosen.num_splits == 29
+
+
 # ----------------------------------------------------------------------------- tuned tables
 
 
@@ -366,6 +402,18 @@ def test_selection_order_explicit_table_rules_default(table_dir):
     assert select_profile(other_group, H200).source == "rules"
     small = sparse_key(64, 3, 1)  # <= 512 programs on CUDA: no rule applies
     assert select_profile(small, H200).source == "default"
+
+
+def test_a_choice_is_remembered_until_clear_cache(table_dir):
+    tuned_key = unified_key(64, 1, 32, 8, 1024, head_size=128)
+    near = unified_key(48, 1, 32, 8, 3000, head_size=128)
+    write_table(table_dir, H200, [(tuned_key, TUNED)])
+    first = select_profile(near, H200)
+    assert first.source == "table" and select_profile(near, H200) is first
+    write_table(table_dir, H200, [(tuned_key, OTHER)])  # clears the cache, as the tuner does
+    second = select_profile(near, H200)
+    assert second.source == "table"
+    assert dataclasses.replace(second.profile, num_splits=OTHER.num_splits) == OTHER  # splits fitted to the call
 
 
 def test_table_lookup_takes_the_nearest_bucket(table_dir):

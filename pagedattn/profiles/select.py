@@ -42,6 +42,7 @@ MIN_TILES_PER_SPLIT = 4
 # The wave rule needs more than 64 only below ~4 programs (single long requests with few KV heads),
 # where the H200 measured 256 splits 2.5x faster than 55 (FP8, one KV head; perf-notes v7)
 MAX_SPLITS = {"unified": 256, "sparse": 16}
+TRITON_REGISTERS_BASE = {"unified": 72, "sparse": 16}  # `thread_registers`' constant, fitted per Triton kernel
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
 
@@ -232,10 +233,32 @@ def unfit_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> s
     return None
 
 
+def thread_registers(profile: LaunchProfile, key: ShapeKey) -> int:
+    """Registers a thread of `profile`'s kernel holds, estimated (ptxas caps a thread at 255 and
+    spills the rest). The Gluon kernels: the fp32 accumulator and scores + 64. The Triton kernels
+    (ops/unified.py, ops/sparse.py) also hold their share of the K/V tile (tile_n x head elements
+    over the threads, 3 registers per 4: the loaded values, their conversions and addresses) and
+    their warp's Q rows as the dot's operand (16 or more rows x head, 2 bytes each, over a warp),
+    + a constant per kernel. Fitted to sm90 builds of 424 profile forms of both kernels
+    (results/v23/triton-registers.jsonl, perf-notes v23 item 1): the programs per SM the
+    registers allow are right on 388, one too many on 12, too few on 24; the estimate without the
+    Triton terms put one or more too many on 236 (e.g. 255 registers built for 16 rows and 128-key
+    tiles at head size 128, 96 estimated: 43 splits for the single long request where 29 fill one
+    wave, 1.23x the time)."""
+    regs = acc_registers(profile, key)
+    if profile.kernel != "triton":
+        return min(255, regs + 64)
+    head = next_pow2(key.head_size)
+    q_rows = max(16, profile.block_m // profile.num_warps)
+    regs += 3 * profile.tile_n * head // (4 * 32 * profile.num_warps) + q_rows * head // 64
+    return min(255, regs + TRITON_REGISTERS_BASE[key.kernel])
+
+
 def program_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> int:
-    """Programs the device runs at once: SMs x resident programs (shared memory / registers bound)."""
+    """Programs the device runs at once: SMs x resident programs (shared memory / registers bound;
+    registers are allocated per warp in steps of 8 per thread, 65,536 per SM)."""
     by_smem = device.smem_per_block // max(1, smem_bytes(profile, key))
-    by_regs = 65536 // (32 * profile.num_warps * (acc_registers(profile, key) + 64))
+    by_regs = 65536 // (32 * profile.num_warps * -(-thread_registers(profile, key) // 8) * 8)
     return device.num_sms * max(1, min(by_smem, by_regs, 4))
 
 
@@ -296,12 +319,22 @@ def default_profile(key: ShapeKey, device: DeviceInfo) -> LaunchProfile:
 
 
 def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | None = None) -> Selection:
-    kernel = key.kernel
+    """`explicit` if it can run the call (else ValueError), otherwise the tuned table's, the rules' or
+    the default profile. The choice is remembered per call shape and device until
+    `tables.clear_cache`: a call near a tuned bucket evaluates the rules once or twice (85-130 us on
+    the H200's host, perf-notes v22), every attention layer of a model step asks for the same shape,
+    and a remembered choice takes a dictionary lookup."""
     if explicit is not None:
-        problem = _run_problem(kernel, device, key, explicit)
+        problem = _run_problem(key.kernel, device, key, explicit)
         if problem:
-            raise ValueError(f"profile {explicit.short()} cannot run this {kernel} call: {problem}")
+            raise ValueError(f"profile {explicit.short()} cannot run this {key.kernel} call: {problem}")
         return Selection(explicit, "explicit")
+    return _tuned_or_untuned(key, device)
+
+
+@tables.remembered_until_clear_cache
+def _tuned_or_untuned(key: ShapeKey, device: DeviceInfo) -> Selection:
+    kernel = key.kernel
     found = tables.lookup(key, device.name)
     if found is not None:
         tuned, entry = found

@@ -44,6 +44,15 @@ _KERNEL_SOURCES = {"unified": ("common.py", "unified.py", "verify_wgmma.py", "un
 _CATEGORICAL = ("kernel", "kv_dtype", "head_size", "group", "query_class")
 _NUMERIC = ("num_seqs", "max_seqlen_q", "num_tokens", "num_kv_heads", "kv_len")
 MAX_BUCKET_DISTANCE = 6.0  # beyond this (sum of log2 ratios) a tuned entry is not "near"
+_REMEMBERED = []
+
+
+def remembered_until_clear_cache(fn):
+    """`fn` memoised (its arguments hashable) until `clear_cache`: for answers that depend on the
+    table files, on `TABLE_DIR` or on the rule data, which only change between `clear_cache` calls."""
+    cached = functools.lru_cache(maxsize=4096)(fn)
+    _REMEMBERED.append(cached)
+    return cached
 
 
 @functools.lru_cache(maxsize=None)
@@ -88,7 +97,7 @@ def bucket_distance(a: dict, b: dict) -> float:
     return sum(abs(math.log2(max(1, a[n]) / max(1, b[n]))) for n in _NUMERIC)
 
 
-@functools.lru_cache(maxsize=None)
+@remembered_until_clear_cache
 def _load(path: str) -> dict | None:
     p = Path(path)
     if not p.exists():
@@ -116,7 +125,7 @@ def lookup(key: ShapeKey, device_name: str, directory: Path | None = None) -> tu
     return _nearest(str(table_path(device_name, directory)), key)
 
 
-@functools.lru_cache(maxsize=4096)
+@remembered_until_clear_cache
 def _nearest(path: str, key: ShapeKey) -> tuple[LaunchProfile, dict] | None:
     table = _load(path)
     if not table:
@@ -149,5 +158,7 @@ def previous_profiles(key: ShapeKey, device_name: str, directory: Path | None = 
 
 
 def clear_cache() -> None:
-    _load.cache_clear()
-    _nearest.cache_clear()
+    """Forget every remembered table lookup and selection: after writing a table, pointing
+    `TABLE_DIR` elsewhere or changing the rules or blocklist (`profiles.rules`)."""
+    for cached in _REMEMBERED:
+        cached.cache_clear()
