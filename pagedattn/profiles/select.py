@@ -11,7 +11,8 @@ last: a blocked candidate is skipped and the next source is tried; an explicit b
 an error. Measured candidates (table, rules) are skipped only when blocked or when they would compute
 a wrong result (`shape_problem`); the resource estimates (`unfit_reason`) prune the tuner's search
 space and never veto a measurement. Everything here is a pure function of (`ShapeKey`,
-`DeviceInfo`), so every branch is testable on a CPU.
+`DeviceInfo`), so every branch is testable on a CPU; the choice is remembered per pair until
+`tables.clear_cache` (the rules and tables are data that change only between such calls).
 
 Analytic default:
   * BLOCK_M (unified): decode/verify pack all query tokens of a sequence with the group's heads,
@@ -21,7 +22,8 @@ Analytic default:
   * TILE_N: 64 at head size <= 128 or for FP8 K/V, else 32 (shared memory for K and V stages).
   * num_splits: FlashAttention-style — the smallest split count whose wave efficiency over the
     device's program slots is within 85 % of the best, never leaving fewer than 4 tiles per split
-    (`with_splits`; program slots depend on warps, tile and stages, so it runs after the ladders).
+    (`with_splits`; program slots depend on warps, tile and stages, so it runs after the ladders;
+    registers per thread from `thread_registers`, fitted to the kernels' sm90 builds).
 """
 
 from __future__ import annotations
