@@ -210,6 +210,8 @@ def test_verify_gate_applies_only_on_gfx950():
                                         "addresses_ahead": True}),
     (dataclasses.replace(unified_key(20, 4, 16, 1, 32768), score_mods=True),
      {"tile_n": 16, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
+    (unified_key(20, 1, 16, 1, 32768), {"block_m": 64, "tile_n": 16, "num_warps": 4, "num_stages": 4,
+                                        "warpgroup_mma": True, "addresses_ahead": True}),  # 16 of 64 rows used
     (unified_key(20, 4, 32, 2, 70000, "fp8"), {"tile_n": 128, "num_warps": 8, "num_stages": 2, "keys_as_rows": True}),
     (unified_key(1, 1, 16, 1, 131072, "fp8"), {"tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True}),
     (unified_key(64, 1, 16, 1, 4096, "fp8"), {"tile_n": 128, "num_warps": 8, "num_stages": 2, "keys_as_rows": True}),
@@ -218,7 +220,7 @@ def test_verify_gate_applies_only_on_gfx950():
     (dataclasses.replace(unified_key(20, 4, 32, 2, 70000, "fp8"), score_mods=True),
      {"tile_n": 32, "num_warps": 4, "num_stages": 4, "addresses_ahead": True}),
     (unified_key(4, 8192, 32, 8, 8192, head_size=128), {"addresses_ahead": True}),  # prefill
-], ids=["decode-d128", "verify-d128", "verify-d256-bf16", "verify-d256-bf16-softcap", "verify-d256-fp8",
+], ids=["decode-d128", "verify-d128", "verify-d256-bf16", "verify-d256-bf16-softcap", "decode-d256-bf16", "verify-d256-fp8",
         "decode-d256-fp8-long", "decode-d256-fp8-4096-keys", "verify-d256-fp8-310-keys-per-sm",
         "verify-d256-fp8-1241-keys-per-sm", "verify-d256-fp8-softcap", "prefill"])
 def test_sm90_rules_set_the_h200_table_fields(key, fields):
@@ -232,7 +234,6 @@ def test_sm90_rules_set_the_h200_table_fields(key, fields):
 @pytest.mark.parametrize("key", [
     unified_key(64, 1, 32, 1, 32768, head_size=128),  # decode with 32 rows per program
     unified_key(64, 4, 16, 1, 32768, head_size=128),  # verify with 64 rows per program
-    unified_key(20, 1, 16, 1, 32768),  # decode at head size 256
     unified_key(20, 4, 16, 1, 32768, head_size=64),  # verify at head size 64
 ])
 def test_sm90_rules_stay_off_shapes_the_h200_table_has_no_bucket_for(key):

@@ -83,7 +83,10 @@ BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096
     (BATCH_DECODE, True),  # decode above 2,048 keys
     (dataclasses.replace(BATCH_DECODE, kv_len=32768), True),
     (dataclasses.replace(BATCH_DECODE, kv_len=32768, group=32), True),  # 32 packed rows: the 128-key form
-    (dataclasses.replace(BATCH_DECODE, kv_len=2048), False),  # shorter decode: not measured, the Triton kernel
+    (dataclasses.replace(BATCH_DECODE, kv_len=2048), True),  # 993 keys per SM: the 128-key form (v23 item 5)
+    (dataclasses.replace(BATCH_DECODE, num_seqs=8, num_tokens=8, kv_len=1024), True),  # 62 per SM: 64-key form
+    (dataclasses.replace(BATCH_DECODE, kv_len=256), True),  # 124 keys per SM: the 64-key form
+    (dataclasses.replace(BATCH_DECODE, kv_len=128), False),  # one tile or less: the Triton kernel
     (dataclasses.replace(MTP, max_seqlen_q=5, num_tokens=100), True),  # 80 packed rows: two blocks of 64
     (dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160, kv_len=8192), True),  # 128 rows (v20 item 1)
     (dataclasses.replace(MTP, max_seqlen_q=8, num_tokens=160, kv_len=2048), True),  # 4 % less than wgmma
@@ -93,14 +96,17 @@ BATCH_DECODE = dataclasses.replace(LONG, num_seqs=64, num_tokens=64, kv_len=4096
     (dataclasses.replace(LONG, head_size=128), False),
     (dataclasses.replace(LONG, score_mods=True), False),
 ], ids=["mtp", "mtp-2kv", "group8-q8", "mtp-8192", "mtp-4096", "mtp-2048", "mtp-40-seqs-2048", "long", "batch-decode",
-        "batch-decode-32768", "group32-decode-32768", "decode-2048", "80-rows", "128-rows", "128-rows-2048", "128-rows-1024", "256-rows", "bf16", "d128",
+        "batch-decode-32768", "group32-decode-32768", "decode-2048", "decode-8-seqs-1024", "decode-256", "decode-128",
+        "80-rows", "128-rows", "128-rows-2048", "128-rows-1024", "256-rows", "bf16", "d128",
         "softcap"])
 def test_sm90_without_a_table_runs_long_fp8_decode_and_verify_at_head_256_on_it(device, key, keys_as_rows):
     chosen = select.untuned_selection(key, device)
     assert chosen.profile.keys_as_rows == keys_as_rows
     assert select.shape_problem(chosen.profile, key) is None
-    if keys_as_rows:  # decode of up to 16 packed rows above 8,192 keys: the one-warpgroup form (v19 item 1)
-        one_warpgroup = key.query_class == "decode" and key.group <= 16 and key.kv_len > 8192
+    if keys_as_rows:  # decode of up to 16 packed rows above 8,192 keys (v19 item 1) or at up to 384 keys per SM
+        # (v23 item 5): the one-warpgroup form
+        keys_per_sm = key.num_seqs * key.num_kv_heads * key.kv_len / device.num_sms
+        one_warpgroup = key.query_class == "decode" and key.group <= 16 and (key.kv_len > 8192 or keys_per_sm <= 384)
         form = (64, 4, 2) if one_warpgroup else (128, 8, 2)
         assert (chosen.profile.tile_n, chosen.profile.num_warps, chosen.profile.num_stages) == form
         assert chosen.profile.block_m == min(64, max(16, 1 << (key.group * key.max_seqlen_q - 1).bit_length()))

@@ -41,6 +41,7 @@ class When:
     max_max_seqlen_q: int | None = None  # max_seqlen_q <= max_max_seqlen_q
     min_kv_len: int | None = None  # kv_len > min_kv_len
     min_keys_per_sm: int | None = None  # programs x kv_len / SMs > min_keys_per_sm (unified: KV work per SM)
+    max_keys_per_sm: int | None = None  # programs x kv_len / SMs <= max_keys_per_sm
     head_sizes: tuple[int, ...] = ()
     max_query_rows: int | None = None  # group x max_seqlen_q <= max_query_rows (unified: rows a program packs)
     min_query_rows: int | None = None  # group x max_seqlen_q > min_query_rows
@@ -61,6 +62,7 @@ class When:
             self.max_max_seqlen_q is None or key.max_seqlen_q <= self.max_max_seqlen_q,
             self.min_kv_len is None or key.kv_len > self.min_kv_len,
             self.min_keys_per_sm is None or key.programs * key.kv_len > self.min_keys_per_sm * device.num_sms,
+            self.max_keys_per_sm is None or key.programs * key.kv_len <= self.max_keys_per_sm * device.num_sms,
             not self.head_sizes or key.head_size in self.head_sizes,
             self.max_query_rows is None or key.group * key.max_seqlen_q <= self.max_query_rows,
             self.min_query_rows is None or key.group * key.max_seqlen_q > self.min_query_rows,
@@ -113,6 +115,11 @@ _BLOCKED_ROWS = 128  # verify of up to 8 draft tokens at a 16-head group: two 64
 # programs per SM take 4-10 % less time (perf-notes v22 item 3: 155-310 keys per SM; from 496 keys-as-rows
 # takes 6-13 % less, or the same)
 _KEYS_ROWS_VERIFY_KEYS_PER_SM = 384
+# FP8 decode of up to 16 packed rows takes the one-warpgroup keys-as-rows form (64 keys per step, three programs
+# per SM) up to this many keys per SM, the 128-key form above (perf-notes v23 item 5: at 496 keys per SM the two
+# differ by -3 % to +16 % as their split counts differ; below, the 64-key form is as fast or up to 30 % faster)
+_ONE_WARPGROUP_DECODE_KEYS_PER_SM = 384
+_KEYS_ROWS_DECODE_MIN_KV = 128  # one 128-key tile; measured from 256 keys (v23 items 4-5)
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -163,7 +170,9 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
         # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with at most
         # 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256 with plain scores
-        # runs the warpgroup-MMA kernel (ops/verify_wgmma.py), 16-key tiles 4 deep, 16-bit and FP8 pages,
+        # (and, since v23, decode with 16-bit pages: 3-33 % less time than the Triton kernel's default at 1-64
+        # sequences over 1,024-131,072 keys, within 0.5 % at 64 x 16,384 x 2 KV heads) runs the warpgroup-MMA
+        # kernel (ops/verify_wgmma.py), 16-key tiles 4 deep, 16-bit and FP8 pages,
         # 16-bit ones with the page-table read a step ahead (perf-notes v15 item 1: 1-4 % less time there,
         # 0-5 % more with FP8 pages). Buckets that differ (v15 table): 16-bit 16q/1kv at 8,192 and 32,768
         # keys took 5 stages with 13 splits, 2-4 % faster than the wave rule's 12 splits at 4 stages; FP8
@@ -171,13 +180,15 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # warps (2 programs per SM) and 16/32-token tiles 4 deep, addresses a step ahead; prefill and mixed
         # batches read addresses a step ahead (FP8 mixed also took n128/st2). FP8 decode and verify at head
         # size 256 with plain scores and up to 64 packed rows run the keys-as-rows kernel (ops/unified_keys_rows.py:
-        # 128 keys per step, the packed rows as wgmma's N) above 2,048 keys for decode and, for verify, above 384
+        # 128 keys per step, the packed rows as wgmma's N) above 128 keys for decode and, for verify, above 384
         # keys per SM (perf-notes v16 items 3, 5, 9, 10 at B=20 16q/1kv: MTP verify 14-20 % less time than the
         # wgmma kernel at 32,768 and 70,000 keys, 9 % at 8,192, 5 % more at 4,096 and 12-34 % more below; v22
         # item 3: the crossing follows sequences x KV heads x keys, not keys; the single long request at q=1
         # 31 % less than the Triton kernel, at q=4 5 % less than the wgmma kernel at 128 splits; batch decode
-        # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; shorter ones unmeasured).
-        # Decode of at most 16 packed rows above 8,192 keys takes its one-warpgroup form (64 keys per step, three
+        # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; v23 items 4-5: decode of 1-64
+        # sequences over 256-4,096 keys 32-46 % less than the Triton kernel's default, measured at 16 packed rows;
+        # 17-64 rows below 4,096 keys unmeasured). Decode of at most 16 packed rows above 8,192 keys, or at up to 384
+        # keys per SM (v23 item 5), takes its one-warpgroup form (64 keys per step, three
         # programs per SM; perf-notes v19 item 1: 4-11 % less time than 128 keys at 16,384 and 32,768 keys for 64
         # sequences of 16q/1kv or 32q/2kv, 5 % on the single long request at the wave rule's splits; within 2 % at
         # 4,096; 8,192 unmeasured). Verify of 65-128 packed rows (5-8 draft tokens at a 16-head group) runs in
@@ -192,18 +203,22 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                       max_query_rows=16, min_kv_len=8192, plain_scores=True),
                  _ONE_WARPGROUP_KEYS_ROWS, source=_H200 + "; one-warpgroup keys-as-rows: perf-notes v19 item 1"),
             Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
-                      max_query_rows=64, min_kv_len=2048, plain_scores=True),
-                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE),
+                      max_query_rows=16, min_kv_len=_KEYS_ROWS_DECODE_MIN_KV,
+                      max_keys_per_sm=_ONE_WARPGROUP_DECODE_KEYS_PER_SM, plain_scores=True),
+                 _ONE_WARPGROUP_KEYS_ROWS, source=_H200 + "; one-warpgroup keys-as-rows: perf-notes v23 items 4-5"),
+            Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
+                      max_query_rows=64, min_kv_len=_KEYS_ROWS_DECODE_MIN_KV, plain_scores=True),
+                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE + ", v23 items 4-5"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_keys_per_sm=_KEYS_ROWS_VERIFY_KEYS_PER_SM, plain_scores=True),
                  _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE + ", v22 item 3"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
                       min_query_rows=64, max_query_rows=_BLOCKED_ROWS, min_kv_len=1024, plain_scores=True),
                  _UNIFIED_KEYS_ROWS | {"block_m": 64}, source=_H200 + "; keys-as-rows in query blocks: perf-notes v20 item 1"),
-            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=_BF16,
+            Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(256,), kv_dtypes=_BF16,
                       max_query_rows=_BLOCKED_ROWS, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
-                  "warpgroup_mma": True, "addresses_ahead": True}, source=_H200),
+                  "warpgroup_mma": True, "addresses_ahead": True}, source=_H200 + "; decode: perf-notes v23 items 4-5"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,),
                       max_query_rows=_BLOCKED_ROWS, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
