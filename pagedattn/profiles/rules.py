@@ -119,7 +119,7 @@ _KEYS_ROWS_VERIFY_KEYS_PER_SM = 384
 # per SM) up to this many keys per SM, the 128-key form above (perf-notes v23 item 5: at 496 keys per SM the two
 # differ by -3 % to +16 % as their split counts differ; below, the 64-key form is as fast or up to 30 % faster)
 _ONE_WARPGROUP_DECODE_KEYS_PER_SM = 384
-_KEYS_ROWS_DECODE_MIN_KV = 128  # one 128-key tile; measured from 256 keys (v23 items 4-5)
+_KEYS_ROWS_DECODE_MIN_KV = 128  # one 128-key tile; measured from 256 keys (v23 item 5)
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -185,9 +185,9 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # wgmma kernel at 32,768 and 70,000 keys, 9 % at 8,192, 5 % more at 4,096 and 12-34 % more below; v22
         # item 3: the crossing follows sequences x KV heads x keys, not keys; the single long request at q=1
         # 31 % less than the Triton kernel, at q=4 5 % less than the wgmma kernel at 128 splits; batch decode
-        # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; v23 items 4-5: decode of 1-64
-        # sequences over 256-4,096 keys 32-46 % less than the Triton kernel's default, measured at 16 packed rows;
-        # 17-64 rows below 4,096 keys unmeasured). Decode of at most 16 packed rows above 8,192 keys, or at up to 384
+        # of 64 sequences 34-44 % less than the Triton kernel at 4,096 and 32,768 keys; v23 item 5: decode of 1-64
+        # sequences over 256-4,096 keys 31-46 % less than the Triton kernel's default, measured at 16 packed rows;
+        # 17-64 rows below 2,048 keys unmeasured). Decode of at most 16 packed rows above 8,192 keys, or at up to 384
         # keys per SM (v23 item 5), takes its one-warpgroup form (64 keys per step, three
         # programs per SM; perf-notes v19 item 1: 4-11 % less time than 128 keys at 16,384 and 32,768 keys for 64
         # sequences of 16q/1kv or 32q/2kv, 5 % on the single long request at the wave rule's splits; within 2 % at
@@ -205,10 +205,10 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
             Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=16, min_kv_len=_KEYS_ROWS_DECODE_MIN_KV,
                       max_keys_per_sm=_ONE_WARPGROUP_DECODE_KEYS_PER_SM, plain_scores=True),
-                 _ONE_WARPGROUP_KEYS_ROWS, source=_H200 + "; one-warpgroup keys-as-rows: perf-notes v23 items 4-5"),
+                 _ONE_WARPGROUP_KEYS_ROWS, source=_H200 + "; one-warpgroup keys-as-rows: perf-notes v23 item 5"),
             Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_kv_len=_KEYS_ROWS_DECODE_MIN_KV, plain_scores=True),
-                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE + ", v23 items 4-5"),
+                 _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE + ", v23 item 5"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=64, min_keys_per_sm=_KEYS_ROWS_VERIFY_KEYS_PER_SM, plain_scores=True),
                  _UNIFIED_KEYS_ROWS, source=_UNIFIED_KEYS_ROWS_SOURCE + ", v22 item 3"),
@@ -218,7 +218,7 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(256,), kv_dtypes=_BF16,
                       max_query_rows=_BLOCKED_ROWS, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
-                  "warpgroup_mma": True, "addresses_ahead": True}, source=_H200 + "; decode: perf-notes v23 items 4-5"),
+                  "warpgroup_mma": True, "addresses_ahead": True}, source=_H200 + "; decode: perf-notes v23 item 5"),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(256,),
                       max_query_rows=_BLOCKED_ROWS, plain_scores=True),
                  {"block_m": WGMMA_BLOCK_M, "tile_n": 16, "num_warps": WGMMA_WARPS, "num_stages": 4,
