@@ -8,7 +8,9 @@ Exit status 1 when any rel-L2 reaches 1e-2 (or an output has NaN).
 
 The profile of each call is the one the dispatcher chooses for this device, or with --as-device for
 the named one (its tuned table), passed explicitly: on a CPU machine that checks a GPU's table
-entries under the interpreter.
+entries under the interpreter. A profile of a Gluon kernel (sm90 only; since v23 the H200 rules
+send BF16 decode at head size 256 to the warpgroup-MMA kernel) cannot run under the interpreter:
+its line says so and the GPU suite checks that kernel.
 """
 
 import argparse
@@ -20,7 +22,7 @@ import torch
 import pagedattn
 from pagedattn import api, reference
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo
-from pagedattn.profiles.select import select_profile
+from pagedattn.profiles.select import device_problem, select_profile
 from pagedattn.workloads import UnifiedShape
 
 
@@ -44,6 +46,11 @@ def main() -> int:
             key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], max(kv_lens),
                                         api.has_score_mods(**kw))
             chosen = select_profile(key, target)
+            not_here = device_problem(chosen.profile, DeviceInfo.current())
+            if not_here:
+                print(f"{q_heads}q/{kv_heads}kv {name:8s} not run here ({not_here})  {chosen.source}: "
+                      f"{chosen.profile.short()}", flush=True)
+                continue
             out = pagedattn.unified_attention(**kw, out=torch.full_like(kw["q"], float("nan")), profile=chosen.profile)
             err = reference.rel_l2(out, reference.unified_attention(**kw))
             worst = max(worst, err if not math.isnan(err) else float("inf"))

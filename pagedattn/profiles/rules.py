@@ -171,7 +171,8 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with at most
         # 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256 with plain scores
         # (and, since v23, decode with 16-bit pages: 3-33 % less time than the Triton kernel's default at 1-64
-        # sequences over 1,024-131,072 keys, within 0.5 % at 64 x 16,384 x 2 KV heads) runs the warpgroup-MMA
+        # sequences over 256-131,072 keys, within 0.5 % at 64 x 16,384 x 2 KV heads, within 2 % or less time at
+        # 64 keys) runs the warpgroup-MMA
         # kernel (ops/verify_wgmma.py), 16-key tiles 4 deep, 16-bit and FP8 pages,
         # 16-bit ones with the page-table read a step ahead (perf-notes v15 item 1: 1-4 % less time there,
         # 0-5 % more with FP8 pages). Buckets that differ (v15 table): 16-bit 16q/1kv at 8,192 and 32,768

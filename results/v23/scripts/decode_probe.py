@@ -3,7 +3,7 @@
 one-warpgroup for FP8 pages, wgmma for both page types, the Triton default), each with the wave
 rule's split count; graph timing, inputs rotated past L2, two alternated runs, min. Outputs
 NaN-prefilled, checked against float64 (up to 400,000 keys in the batch) or the dispatched output.
-Usage: decode_probe.py OUT.jsonl [c4|c5] [--dry]"""
+Usage: decode_probe.py OUT.jsonl [c4|c5|c8] [--dry]"""
 import json, sys
 from pagedattn import workloads
 from pagedattn.device import DeviceInfo, KNOWN_DEVICES
@@ -20,11 +20,12 @@ FORMS = {
     "wgmma-ahead": LaunchProfile(block_m=64, tile_n=16, num_warps=4, num_stages=4, warpgroup_mma=True,
                                  addresses_ahead=True),
 }
-PLAN = {  # call 4, then call 5 (shorter keys, single sequences)
+PLAN = {  # call 4, then call 5 (shorter keys, single sequences), call 8 (short BF16)
     "c4": [(dt, b, kv) for dt, kvs in (("fp8", (1024, 2048, 4096)), ("bf16", (1024, 4096, 16384)))
            for b in (8, 64) for kv in kvs],
     "c5": [("fp8", b, kv) for b in (1, 8, 64) for kv in (256, 512)] + [("fp8", 1, kv) for kv in (1024, 2048, 4096)]
           + [("bf16", 1, kv) for kv in (4096, 32768, 131072)],
+    "c8": [("bf16", b, kv) for b in (1, 8, 64) for kv in (64, 256, 512)],
 }
 cases = []
 for dt, b, kv in PLAN[sys.argv[2] if len(sys.argv) > 2 and not sys.argv[2].startswith("--") else "c4"]:
