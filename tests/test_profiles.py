@@ -23,7 +23,7 @@ from pagedattn.profiles.select import (
     choose_splits, default_profile, program_slots, select_profile, table_profile_for_call, thread_registers,
     untuned_selection, with_splits,
 )
-from pagedattn.profiles.types import LaunchProfile, ShapeKey, next_pow2, query_class
+from pagedattn.profiles.types import LaunchProfile, ShapeKey, cdiv, next_pow2, query_class
 
 MI300X = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
 MI355X = KNOWN_DEVICES["AMD_INSTINCT_MI355X"]
@@ -335,7 +335,7 @@ def test_choose_splits_wave_efficiency(programs, tiles, slots, max_splits, expec
 
 
 def _programs_per_sm_by_registers(registers: int, num_warps: int) -> int:
-    return min(4, 65536 // (32 * num_warps * -(-registers // 8) * 8))
+    return min(4, 65536 // (32 * num_warps * cdiv(registers, 8) * 8))
 
 
 def test_thread_registers_against_sm90_builds_of_the_triton_kernels():

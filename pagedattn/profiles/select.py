@@ -260,7 +260,7 @@ def program_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> 
     """Programs the device runs at once: SMs x resident programs (shared memory / registers bound;
     registers are allocated per warp in steps of 8 per thread, 65,536 per SM)."""
     by_smem = device.smem_per_block // max(1, smem_bytes(profile, key))
-    by_regs = 65536 // (32 * profile.num_warps * -(-thread_registers(profile, key) // 8) * 8)
+    by_regs = 65536 // (32 * profile.num_warps * cdiv(thread_registers(profile, key), 8) * 8)
     return device.num_sms * max(1, min(by_smem, by_regs, 4))
 
 
