@@ -1,4 +1,4 @@
-"""Compile the kernels for sm90 on a machine without a GPU and report what the compiler did.
+"""Compile the kernels for sm90 (or another `TARGET`) on a machine without a GPU and report what the compiler did.
 
 For each (kernel, shape, profile) it prints registers per thread, spilled bytes, shared memory,
 whether ptxas serialized the wgmma instructions (its C7514/C7515 notes, which Triton does not show),
@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
+from triton.language import target_info  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
 from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
@@ -36,9 +37,20 @@ from pagedattn.ops.unified_keys_rows import unified_keys_rows_kernel  # noqa: E4
 from pagedattn.ops.verify_wgmma import verify_wgmma_kernel  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 
-TARGET = GPUTarget("cuda", 90, 32)
+TARGET = GPUTarget("cuda", 90, 32)  # reassign to build for another GPU (e.g. GPUTarget("cuda", 100, 32))
 CUOBJDUMP = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 PTXAS = CUOBJDUMP.with_name("ptxas")
+
+
+def _build_target():
+    return TARGET
+
+
+# Kernels that ask Triton for the compute capability (`cuda_capability_geq`, ops/common.py) see the
+# target being built for, not this machine's GPU (none on a CPU machine).
+_build_target.__triton_builtin__ = True  # as Triton marks the function it replaces
+target_info.current_target = _build_target
+
 SASS_OPS = ("HGMMA", "QGMMA", "HMMA", "LDGSTS", "LDG", "STS", "LDS", "LDSM", "F2FP", "F2F", "MUFU", "BAR", "SYNCS",
             "UTMALDG")
 TYPES = {"bf16": "*bf16", "fp16": "*fp16", "fp8": "*fp8e4nv"}
@@ -61,16 +73,18 @@ def _signature(kernel, pointer_types: dict, float_args: set, none_args: set) -> 
     return signature, constexprs
 
 
-def _pointer_types(q: str, kv: str, kernel: str) -> dict:
+def _pointer_types(q: str, kv: str, kernel: str, fp8_as_bytes: bool = False) -> dict:
     """Pointer argument types every unified (or sparse) kernel shares: q/out in q's dtype, K/V pages
-    in kv's, fp32 partials and lse, int32 metadata (sequence tables, or resolved token ids)."""
+    in kv's (FP8 pages as uint8 for the Triton kernels, as `ops.common.kernel_cache` passes them),
+    fp32 partials and lse, int32 metadata (sequence tables, or resolved token ids)."""
     metadata = ("cu_q_ptr", "seq_lens_ptr", "table_ptr") if kernel == "unified" else ("tokens_ptr",)
-    return {"q_ptr": TYPES[q], "k_ptr": TYPES[kv], "v_ptr": TYPES[kv], "out_ptr": TYPES[q], "part_ptr": "*fp32",
+    pages = "*u8" if fp8_as_bytes and kv == "fp8" else TYPES[kv]
+    return {"q_ptr": TYPES[q], "k_ptr": pages, "v_ptr": pages, "out_ptr": TYPES[q], "part_ptr": "*fp32",
             "lse_ptr": "*fp32", **dict.fromkeys(metadata, "*i32")}
 
 
 def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
-    ptrs = _pointer_types(q, kv, "unified")
+    ptrs = _pointer_types(q, kv, "unified", fp8_as_bytes=True)
     floats = {"k_scale_value", "v_scale_value", "softmax_scale", "softcap"}
     sig, const = _signature(unified_attention_kernel, ptrs, floats, {"sinks_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,
@@ -93,7 +107,7 @@ def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, prof
 
 
 def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):
-    ptrs = _pointer_types(q, kv, "sparse")
+    ptrs = _pointer_types(q, kv, "sparse", fp8_as_bytes=True)
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_attention_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HEAD=head, HEAD_PAD=head, PAGE=page, BLOCK_M=profile.block_m,

@@ -200,3 +200,47 @@ def test_unified_keys_rows_kernel_builds_unserialized_and_as_the_estimate_says()
         assert build["smem"] == build["estimate"]
         if build["tile"] == 64 and build["block_m"] == 16:
             assert build["regs"] <= 168
+
+
+_OTHER_TARGETS_PROGRAM = """
+import json, sys
+sys.path.insert(0, "scripts")
+import compile_report as cr
+from triton.backends.compiler import GPUTarget
+from pagedattn.device import KNOWN_DEVICES, DeviceInfo
+from pagedattn.profiles import select
+from pagedattn.profiles.types import ShapeKey, query_class
+sm100 = DeviceInfo("nvidia", "sm100", "AN_SM100_GPU", 148, 0, 227 * 1024)  # B200's SMs; the build is what is tested
+devices = {80: KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"], 100: sm100}
+unified = [(kv, head, group, seqs, q, kv_len) for kv in ("bf16", "fp8") for head, group, seqs, q, kv_len in (
+    (128, 4, 4, 2048, 8192), (256, 16, 20, 4, 32768), (128, 4, 64, 1, 4096), (256, 16, 1, 1, 131072))]
+sparse = [(kv, group, rows) for kv in ("bf16", "fp8") for group, rows in ((12, 8192), (24, 520), (3, 64))]
+builds = []
+for arch, device in devices.items():
+    cr.TARGET = GPUTarget("cuda", arch, 32)
+    for kv, head, group, seqs, q, kv_len in unified:
+        key = ShapeKey("unified", kv, head, group, query_class(q), seqs, q, seqs * q, 1, kv_len)
+        p = select.select_profile(key, device).profile
+        info = cr.compile_unified("bf16", kv, group, head, 16, p, p.num_splits > 1)
+        builds.append(dict(arch=arch, call=f"unified {kv} d{head} g{group} q{q}", profile=p.short(), regs=info["regs"]))
+    for kv, group, rows in sparse:
+        key = ShapeKey("sparse", kv, 256, group, "decode", rows, 1, rows, 1, 2051)
+        p = select.select_profile(key, device).profile
+        info = cr.compile_sparse("bf16", kv, group, 256, 16, p, p.num_splits > 1)
+        builds.append(dict(arch=arch, call=f"sparse {kv} g{group} rows{rows}", profile=p.short(), regs=info["regs"]))
+print(json.dumps(builds))
+"""
+
+
+def test_profiles_without_a_table_build_for_sm80_and_sm100():
+    """What an A100 or an sm100 GPU without a tuned table runs: the profile the dispatcher picks
+    for prefill, verify, decode, the long request and three sparse shapes, BF16 and FP8 pages,
+    built offline for that target. Triton 3.6 failed both before v24: an sm80 build rejects the
+    e4m3 type (FP8 pages now arrive as bytes, `ops.common.compute_values`), and the sm100 build
+    failed on the lazy rescale's reduction of a row vector to a scalar at 64 or more rows, or at
+    64-key tiles in the kv-major form (that test is now reduced over a 2-D view there). The
+    interpreter runs both branches in test_build_targets.py."""
+    builds = _compile_report(_OTHER_TARGETS_PROGRAM)
+    assert len(builds) == 2 * (8 + 6)
+    assert all(0 < build["regs"] <= 255 for build in builds)
+    assert {build["profile"].split("/")[0] for build in builds if build["arch"] == 100} >= {"m64", "m128"}

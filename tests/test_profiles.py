@@ -20,8 +20,8 @@ from pagedattn import api
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo
 from pagedattn.profiles import rules, tables
 from pagedattn.profiles.select import (
-    choose_splits, default_profile, program_slots, select_profile, table_profile_for_call, thread_registers,
-    untuned_selection, with_splits,
+    choose_splits, default_profile, even_splits, program_slots, select_profile, table_profile_for_call,
+    thread_registers, untuned_selection, with_splits,
 )
 from pagedattn.profiles.types import LaunchProfile, ShapeKey, cdiv, next_pow2, query_class
 
@@ -244,12 +244,13 @@ def test_sm90_rules_stay_off_shapes_the_h200_table_has_no_bucket_for(key):
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_laddered_profile_gets_its_own_split_count(kv_dtype):
     """w8 -> w4 fits two verify programs per SM instead of one (the wgmma kernel, FP8 pages at up to
-    384 keys per SM: 88 KB of shared memory, two per SM), so the split count doubles: the H200 table's
-    12 splits for 20 sequences of one KV head; the default with 8 warps takes 6."""
+    384 keys per SM: 88 KB of shared memory, two per SM), so the split count doubles: 13 splits for
+    20 sequences of one KV head, the most that fit one wave of 264 slots (the H200 table's count for
+    BF16 MTP); the default with 8 warps takes 6 (120 of 132 slots)."""
     key = unified_key(20, 4, 16, 1, 32768 if kv_dtype == "bf16" else 2048, kv_dtype)
     default, chosen = default_profile(key, H200), select_profile(key, H200).profile
     assert (default.num_warps, default.num_splits) == (8, 6)
-    assert (chosen.num_warps, chosen.num_splits) == (4, 12)
+    assert (chosen.num_warps, chosen.num_splits) == (4, 13)
 
 
 def test_single_long_request_may_split_past_64():
@@ -328,10 +329,18 @@ def test_default_sparse_decode_splits_the_index_list():
     (100, 1000, 132, 64, 5),  # 500 of 528 slots = 94.7 %: first within 85 % of the best (100 %)
     (106, 1000, 132, 64, 1),  # >= 80 % of the slots already busy
     (1, 12, 132, 64, 3),  # 12 tiles allow at most 3 splits of 4 tiles
-    (1, 1000, 132, 16, 14),  # at most 16: 14/132 is the first within 85 % of 16/132
+    (1, 1000, 132, 16, 16),  # one wave (14 is the first within 85 %): the most that fit, at most 16
+    (8, 1024, 264, 256, 32),  # one wave: 33 fit, but 33 segments of 32 tiles leave one empty
+    (20, 2048, 264, 256, 13),  # one wave: 13 x 20 of 264 slots (85 % would stop at 12)
 ])
 def test_choose_splits_wave_efficiency(programs, tiles, slots, max_splits, expected):
     assert choose_splits(programs, tiles, slots, max_splits) == expected
+
+
+@pytest.mark.parametrize("tiles,splits,expected", [(16, 14, 8), (16, 16, 16), (1024, 33, 32), (2048, 218, 205),
+                                                   (7, 3, 3), (0, 5, 1)])
+def test_even_splits_counts_the_segments_that_get_tiles(tiles, splits, expected):
+    assert even_splits(tiles, splits) == expected
 
 
 def _programs_per_sm_by_registers(registers: int, num_warps: int) -> int:
@@ -357,13 +366,14 @@ def test_thread_registers_against_sm90_builds_of_the_triton_kernels():
 
 def test_the_triton_kernels_single_long_request_splits_fill_one_wave():
     """16 rows, 128-key tiles at head size 128 build at 255 registers (232 estimated): two programs per SM, so the
-    single long request's 8 KV heads get 29 splits (232 of 264 slots), not the 43 of three per SM
-    (perf-notes v23 item 1: 43 splits took 1.23x the time)."""
+    single long request's 8 KV heads get 32 splits (256 of 264 slots; 33 would leave a segment
+    empty), the H200 table's count, not the 43 of three per SM (perf-notes v23 item 1: 43 splits
+    took 1.23x the time of 29; v24 item 2: 32 take 0.96x the time of 29)."""
     key = unified_key(1, 1, 32, 8, 131072, head_size=128)
     chosen = untuned_selection(key, H200).profile
     assert (chosen.block_m, chosen.tile_n, chosen.num_warps, chosen.kernel) == (16, 128, 4, "triton")
     assert program_slots(chosen, key, H200) == 2 * H200.num_sms
-    assert chosen.num_splits == 29
+    assert chosen.num_splits == 32
 
 
 # ----------------------------------------------------------------------------- tuned tables

@@ -41,10 +41,11 @@ def test_gqa_shape_classes(device, profile, kv_dtype, heads):
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
-def test_padding_invalid_pages_empty_rows_duplicates(device, profile):
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_padding_invalid_pages_empty_rows_duplicates(device, profile, kv_dtype):
     """-1 in the middle and at the end, a page past the table, a negative and an out-of-range physical
-    page, an all-invalid row (-> zeros), and a duplicated index (counts twice)."""
-    shape = SparseShape(2, 64, 3, 8, 2, 32, topk=20, local_window=4, interleave=True)
+    page, an all-invalid row (-> zeros), and a duplicated index (counts twice); BF16 and FP8 pages."""
+    shape = SparseShape(2, 64, 3, 8, 2, 32, topk=20, local_window=4, interleave=True, kv_dtype=kv_dtype)
     kwargs = build(shape, device)
     idx = kwargs["indices"].clone()
     table = kwargs["block_table"].clone()

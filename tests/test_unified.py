@@ -129,9 +129,11 @@ def test_rising_scores_rescale_only_past_the_slack(device, profile):
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
-def test_invalid_pages_are_masked(device, profile):
-    """Negative and out-of-range physical page ids are skipped, like pages that do not exist."""
-    shape = UnifiedShape((4, 1), (70, 40), 8, 2, 32, 16)
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_invalid_pages_are_masked(device, profile, kv_dtype):
+    """Negative and out-of-range physical page ids are skipped, like pages that do not exist (FP8
+    pages reach the kernel as bytes: the same masks guard their loads)."""
+    shape = UnifiedShape((4, 1), (70, 40), 8, 2, 32, 16, kv_dtype=kv_dtype)
     inputs = shape.build(device, seed=next(_seed))
     kwargs = inputs.kwargs
     table = kwargs["block_table"].clone()

@@ -11,7 +11,13 @@
                           ~780 SASS instructions per tile.
 * `prepare_query`       — the compute dtype: Q's dtype, or fp16 for FP8 pages.
 * `load_tokens`         — gather `[TILE_N, HEAD_PAD]` head vectors of the given tokens.
-* `attend_tile`         — one online-softmax step (base 2, lazily rescaled) in either orientation:
+* `kernel_cache`, `compute_values` — FP8 pages reach the Triton kernels as bytes (uint8) and are
+                          converted after the load: by Triton's e4m3 type where the build target
+                          has it (sm89 on; sm90: one instruction per two values), by integer
+                          operations where it does not (an sm80 build rejects the type).
+* `attend_tile`         — one online-softmax step (base 2, lazily rescaled; on sm100 its any-row
+                          test reduces a 2-D view, as Triton 3.6's sm100 build fails on a row
+                          vector's reduction to a scalar) in either orientation:
                           row-major  S = Q K^T  [BLOCK_M, TILE_N], O += P V
                           kv-major   S^T = K Q^T [TILE_N, BLOCK_M], O^T += V^T P^T
                           The kv-major form makes K and V the left operand of the matrix unit,
@@ -52,6 +58,7 @@ use exp2 throughout and a partial's lse is `m + log2(l)`.
 import torch
 import triton
 import triton.language as tl
+from triton.language.target_info import cuda_capability_geq, is_cuda
 
 LOG2E = tl.constexpr(1.4426950408889634)
 RESCALE_SLACK = tl.constexpr(8.0)  # log2 units a row maximum may grow before acc is rescaled
@@ -110,6 +117,37 @@ def prepare_query(q, softmax_scale, k_scale, KV_FP8: tl.constexpr):
     return q, scale
 
 
+@triton.constexpr_function
+def _e4m3_type_builds():
+    """Whether the build target types e4m3 (float8e4nv): Triton 3.6 rejects the type on NVIDIA GPUs
+    before sm89 (A100: "type fp8e4nv not supported in this architecture")."""
+    return not is_cuda() or cuda_capability_geq(8, 9)
+
+
+def kernel_cache(cache: torch.Tensor) -> torch.Tensor:
+    """A K/V cache as the Triton kernels take it: FP8 pages as their bytes (uint8, which every build
+    target types), converted in the kernel by `compute_values`; other caches as they are."""
+    return cache.view(torch.uint8) if cache.dtype == torch.float8_e4m3fn else cache
+
+
+@triton.jit
+def compute_values(x, dtype, KV_FP8: tl.constexpr):
+    """A loaded K/V tile in the compute dtype. FP8 tiles arrive as e4m3 bytes (`kernel_cache`); where
+    the target types e4m3 they are reinterpreted and converted by Triton (sm90: one instruction per
+    two values), elsewhere by integer operations: sign and the 7 exponent-mantissa bits moved into
+    an fp16 pattern give the value times 2^-8 exactly (subnormals included; e4m3's NaN bytes become
+    +-480), and the exact fp16 product by 2^8 restores it."""
+    if not KV_FP8:
+        values = x.to(dtype)
+    elif _e4m3_type_builds():
+        values = x.to(tl.float8e4nv, bitcast=True).to(dtype)
+    else:
+        bits = x.to(tl.uint16)
+        scaled = (((bits & 0x80) << 8) | ((bits & 0x7F) << 7)).to(tl.float16, bitcast=True)
+        values = (scaled * 256.0).to(dtype)
+    return values
+
+
 @triton.jit
 def _log2_scores(s, score_scale, softcap, HAS_SOFTCAP: tl.constexpr):
     """Raw dot products -> scaled (and optionally soft-capped) scores in log2 units.
@@ -149,7 +187,11 @@ def attend_tile(q, k, v, visible, acc, m_i, l_i, score_scale, softcap,
         s = tl.dot(q, tl.trans(k))  # [BLOCK_M, TILE_N]
     s = tl.where(visible, _log2_scores(s, score_scale, softcap, HAS_SOFTCAP), float("-inf"))
     m_new = tl.maximum(m_i, tl.max(s, _key_axis(KV_MAJOR)))
-    if tl.max(m_new - m_i, 0) > RESCALE_SLACK:
+    if cuda_capability_geq(10):  # Triton 3.6's sm100 build fails on a row vector's reduction to a scalar
+        grew = tl.max(tl.expand_dims(m_new - m_i, 1)) > RESCALE_SLACK
+    else:
+        grew = tl.max(m_new - m_i, 0) > RESCALE_SLACK
+    if grew:
         alpha = tl.exp2(m_i - m_new)
         acc = acc * tl.expand_dims(alpha, _key_axis(KV_MAJOR))
         l_i = l_i * alpha

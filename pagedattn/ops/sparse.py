@@ -39,8 +39,8 @@ import triton.language as tl
 
 from ..profiles.types import LaunchProfile
 from .common import (
-    NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args, split_position,
-    split_workspace, write_rows,
+    NEG_BIG, attend_tile, compute_values, kernel_cache, launch_merge, load_scale, load_tokens, page_lookup,
+    prepare_query, scale_args, split_position, split_workspace, write_rows,
 )
 
 
@@ -139,8 +139,8 @@ def sparse_attention_kernel(
             visible = key_ok[:, None]  # [TILE_N, 1]
         else:
             visible = key_ok[None, :]  # [1, TILE_N]
-        acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
-                                    score_scale, 1.0, False, KV_MAJOR)
+        acc, m_i, l_i = attend_tile(q, compute_values(k, q.dtype, KV_FP8), compute_values(v, q.dtype, KV_FP8),
+                                    visible, acc, m_i, l_i, score_scale, 1.0, False, KV_MAJOR)
         j += TILE_N
         if ADDRESSES_AHEAD:
             token = tl.load(tokens_row + j, mask=j < hi, other=-1)
@@ -218,7 +218,7 @@ def launch_sparse_attention(
         return
     k_is_t, v_is_t = call.scales_as_tensors
     sparse_attention_kernel[(num_rows, num_kv_heads, splits)](
-        *call.kernel_args(q, k_cache, v_cache, out, counts, softmax_scale, splits),
+        *call.kernel_args(q, kernel_cache(k_cache), kernel_cache(v_cache), out, counts, softmax_scale, splits),
         NUM_Q_HEADS=num_q_heads, GROUP=num_q_heads // num_kv_heads, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
         BLOCK_M=profile.block_m, TILE_N=profile.tile_n, SPLIT=splits > 1, KV_MAJOR=profile.kv_major,
         ADDRESSES_AHEAD=profile.addresses_ahead, HAS_COUNTS=counts is not None,

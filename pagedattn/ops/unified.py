@@ -45,8 +45,8 @@ import triton.language as tl
 
 from ..profiles.types import LaunchProfile
 from .common import (
-    LOG2E, NEG_BIG, attend_tile, launch_merge, load_scale, load_tokens, page_lookup, prepare_query, scale_args,
-    split_workspace, write_rows,
+    LOG2E, NEG_BIG, attend_tile, compute_values, kernel_cache, launch_merge, load_scale, load_tokens, page_lookup,
+    prepare_query, scale_args, split_workspace, write_rows,
 )
 
 BATCH_SIZED_ARGS = ["num_seqs", "num_tokens", "max_blocks", "stride_table"]
@@ -74,7 +74,7 @@ def _attend_tiles(
     stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
     HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, PAGE: tl.constexpr, TILE_N: tl.constexpr,
     CAUSAL: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SOFTCAP: tl.constexpr, KV_MAJOR: tl.constexpr,
-    ADDRESSES_AHEAD: tl.constexpr,
+    ADDRESSES_AHEAD: tl.constexpr, KV_FP8: tl.constexpr,
 ):
     """Online softmax over KV tiles [tile_lo, tile_hi); CAUSAL=False for tiles no query can see past.
 
@@ -100,8 +100,8 @@ def _attend_tiles(
                 visible = visible & (pos[None, :] <= q_pos[:, None])
                 if HAS_WINDOW:
                     visible = visible & (pos[None, :] > q_pos[:, None] - window)
-        acc, m_i, l_i = attend_tile(q, k.to(q.dtype), v.to(q.dtype), visible, acc, m_i, l_i,
-                                    score_scale, softcap, HAS_SOFTCAP, KV_MAJOR)
+        acc, m_i, l_i = attend_tile(q, compute_values(k, q.dtype, KV_FP8), compute_values(v, q.dtype, KV_FP8),
+                                    visible, acc, m_i, l_i, score_scale, softcap, HAS_SOFTCAP, KV_MAJOR)
         pos += TILE_N
         if ADDRESSES_AHEAD:
             phys, slot, key_ok = page_lookup(table_row, pos, pos < kv_hi, max_blocks, num_blocks, PAGE)
@@ -193,12 +193,12 @@ def unified_attention_kernel(
         q, acc, m_i, l_i, k_ptr, v_ptr, table_row, k_head, v_head, kv_lo, kv_hi, q_pos,
         tile_lo, tl.minimum(tile_hi, free_tiles), max_blocks, num_blocks, score_scale, softcap, window,
         stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
-        HEAD, HEAD_PAD, PAGE, TILE_N, False, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR, ADDRESSES_AHEAD)
+        HEAD, HEAD_PAD, PAGE, TILE_N, False, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR, ADDRESSES_AHEAD, KV_FP8)
     acc, m_i, l_i = _attend_tiles(
         q, acc, m_i, l_i, k_ptr, v_ptr, table_row, k_head, v_head, kv_lo, kv_hi, q_pos,
         tl.maximum(tile_lo, free_tiles), tile_hi, max_blocks, num_blocks, score_scale, softcap, window,
         stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, offs_n, offs_d,
-        HEAD, HEAD_PAD, PAGE, TILE_N, True, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR, ADDRESSES_AHEAD)
+        HEAD, HEAD_PAD, PAGE, TILE_N, True, HAS_WINDOW, HAS_SOFTCAP, KV_MAJOR, ADDRESSES_AHEAD, KV_FP8)
     if KV_MAJOR:
         acc = tl.trans(acc)
     write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_ptr + part_rows, SPLIT)
@@ -223,7 +223,7 @@ def launch_unified_attention(
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
     grid = (num_tokens // block_q + num_seqs, num_kv_heads, splits)
     unified_attention_kernel[grid](
-        q, k_cache, v_cache, out, part, lse,
+        q, kernel_cache(k_cache), kernel_cache(v_cache), out, part, lse,
         cu_seqlens_q, seq_lens, block_table, sinks, k_scale_t, v_scale_t,
         k_scale_v, v_scale_v, softmax_scale, 1.0 if softcap is None else float(softcap),
         0 if sliding_window is None else int(sliding_window),

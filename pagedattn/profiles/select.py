@@ -21,9 +21,11 @@ Analytic default:
     BLOCK_M (sparse): next_pow2(group), >= 16.
   * TILE_N: 64 at head size <= 128 or for FP8 K/V, else 32 (shared memory for K and V stages).
   * num_splits: FlashAttention-style — the smallest split count whose wave efficiency over the
-    device's program slots is within 85 % of the best, never leaving fewer than 4 tiles per split
-    (`with_splits`; program slots depend on warps, tile and stages, so it runs after the ladders;
-    registers per thread from `thread_registers`, fitted to the kernels' sm90 builds).
+    device's program slots is within 85 % of the best, never leaving fewer than 4 tiles per split;
+    when that count's programs fit one wave, the most splits that still fit it; and never a count
+    that leaves a segment without tiles (`with_splits`, `choose_splits`; program slots depend on
+    warps, tile and stages, so it runs after the ladders; registers per thread from
+    `thread_registers`, fitted to the kernels' sm90 builds).
 """
 
 from __future__ import annotations
@@ -272,13 +274,27 @@ def wave_efficiency(programs: int, slots: int) -> float:
     return programs / (cdiv(programs, slots) * slots)
 
 
+def even_splits(tiles: int, splits: int) -> int:
+    """The splits that get tiles when `tiles` are cut into `splits` segments: every kernel gives a
+    segment cdiv(tiles, splits) tiles, so the rest start past the keys and exit (16 tiles in 14
+    splits: 8 segments of 2 tiles and 6 empty ones, the time of 8 splits)."""
+    return cdiv(tiles, cdiv(tiles, splits)) if tiles > 0 else 1
+
+
 def choose_splits(programs: int, tiles: int, slots: int, max_splits: int) -> int:
-    """Smallest split count within WAVE_SLACK of the best wave efficiency (FlashAttention's rule)."""
+    """FlashAttention's rule: the smallest split count within WAVE_SLACK of the best wave efficiency.
+    When its programs fit in one wave, the wave takes the most splits that still fit (the programs
+    then run side by side, so fewer tiles each is less time: the H200 table's five one-wave split
+    counts are these, perf-notes v24 item 2). Either way the count leaves no segment empty
+    (`even_splits`)."""
     if programs >= 0.8 * slots:
         return 1
     limit = max(1, min(max_splits, tiles // MIN_TILES_PER_SPLIT))
     best = max(wave_efficiency(programs * s, slots) for s in range(1, limit + 1))
-    return next(s for s in range(1, limit + 1) if wave_efficiency(programs * s, slots) >= WAVE_SLACK * best)
+    splits = next(s for s in range(1, limit + 1) if wave_efficiency(programs * s, slots) >= WAVE_SLACK * best)
+    if programs * splits <= slots:
+        splits = max(splits, min(limit, slots // programs))
+    return even_splits(tiles, splits)
 
 
 def unified_query_blocks(key: ShapeKey, profile: LaunchProfile) -> int:
