@@ -368,7 +368,7 @@ def test_the_triton_kernels_single_long_request_splits_fill_one_wave():
     """16 rows, 128-key tiles at head size 128 build at 255 registers (232 estimated): two programs per SM, so the
     single long request's 8 KV heads get 32 splits (256 of 264 slots; 33 would leave a segment
     empty), the H200 table's count, not the 43 of three per SM (perf-notes v23 item 1: 43 splits
-    took 1.23x the time of 29; v24 item 2: 32 take 0.96x the time of 29)."""
+    took 1.23x the time of 29; v24 item 3: 32 take 0.96x the time of 29)."""
     key = unified_key(1, 1, 32, 8, 131072, head_size=128)
     chosen = untuned_selection(key, H200).profile
     assert (chosen.block_m, chosen.tile_n, chosen.num_warps, chosen.kernel) == (16, 128, 4, "triton")

@@ -285,7 +285,7 @@ def choose_splits(programs: int, tiles: int, slots: int, max_splits: int) -> int
     """FlashAttention's rule: the smallest split count within WAVE_SLACK of the best wave efficiency.
     When its programs fit in one wave, the wave takes the most splits that still fit (the programs
     then run side by side, so fewer tiles each is less time: the H200 table's five one-wave split
-    counts are these, perf-notes v24 item 2). Either way the count leaves no segment empty
+    counts are these, perf-notes v24 item 3). Either way the count leaves no segment empty
     (`even_splits`)."""
     if programs >= 0.8 * slots:
         return 1
