@@ -145,30 +145,42 @@ def has_score_mods(sliding_window=None, softcap=None, sinks=None, **_) -> bool:
     return sliding_window is not None or softcap is not None or sinks is not None
 
 
+def copy_aligned(cache) -> bool:
+    """Whether the Gluon kernels can copy `cache` in 16-byte pieces (`ShapeKey.aligned_cache`): its
+    data starts a multiple of 16 bytes into its storage (whose allocation is aligned) and its block,
+    slot and head strides are multiples of 16 values. Read from the storage offset, not the pointer,
+    so that fake tensors (torch.compile's tracing) answer too."""
+    return cache.storage_offset() * cache.element_size() % 16 == 0 and all(s % 16 == 0 for s in cache.stride()[:3])
+
+
+def _caches_aligned(k_cache, v_cache) -> bool:
+    return copy_aligned(k_cache) and (v_cache is None or copy_aligned(v_cache))
+
+
 def unified_shape_key(q, k_cache, block_table, max_seqlen_q: int, max_seqlen_k: int | None,
-                      score_mods: bool = False) -> ShapeKey:
+                      score_mods: bool = False, v_cache=None) -> ShapeKey:
     num_blocks, block_size, num_kv_heads, head_size = k_cache.shape
     kv_len = max_seqlen_k if max_seqlen_k is not None else block_table.shape[1] * block_size
     return ShapeKey("unified", KV_DTYPES[k_cache.dtype], head_size, q.shape[1] // num_kv_heads,
                     query_class(max_seqlen_q), block_table.shape[0], max_seqlen_q, q.shape[0], num_kv_heads, kv_len,
-                    score_mods)
+                    score_mods, _caches_aligned(k_cache, v_cache))
 
 
-def sparse_shape_key(q, k_cache, indices) -> ShapeKey:
+def sparse_shape_key(q, k_cache, indices, v_cache=None) -> ShapeKey:
     num_rows = q.shape[0]
     num_kv_heads = k_cache.shape[2]
     return ShapeKey("sparse", KV_DTYPES[k_cache.dtype], q.shape[2], q.shape[1] // num_kv_heads, "decode",
-                    num_rows, 1, num_rows, num_kv_heads, indices.shape[1])
+                    num_rows, 1, num_rows, num_kv_heads, indices.shape[1], aligned_cache=_caches_aligned(k_cache, v_cache))
 
 
 def choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k=None, profile=None,
-                           score_mods: bool = False) -> Selection:
-    key = unified_shape_key(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, score_mods)
+                           score_mods: bool = False, v_cache=None) -> Selection:
+    key = unified_shape_key(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, score_mods, v_cache)
     return select_profile(key, DeviceInfo.current(q.device.index if q.is_cuda else None), profile)
 
 
-def choose_sparse_profile(q, k_cache, indices, profile=None) -> Selection:
-    key = sparse_shape_key(q, k_cache, indices)
+def choose_sparse_profile(q, k_cache, indices, profile=None, v_cache=None) -> Selection:
+    key = sparse_shape_key(q, k_cache, indices, v_cache)
     return select_profile(key, DeviceInfo.current(q.device.index if q.is_cuda else None), profile)
 
 
@@ -304,7 +316,7 @@ def unified_attention(
     if _content_checks and not torch.compiler.is_compiling():
         _check_unified_contents(cu_seqlens_q, seq_lens, max_seqlen_q)
     chosen = choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, profile,
-                                    has_score_mods(sliding_window, softcap, sinks)).profile
+                                    has_score_mods(sliding_window, softcap, sinks), v_cache).profile
     k_t, k_v, _ = scale_args(k_scale)
     v_t, v_v, _ = scale_args(v_scale)
     launch = torch.ops.pagedattn.unified_attention if _through_dispatcher(q) else _unified_launch
@@ -355,7 +367,7 @@ def sparse_attention(
         raise ValueError("k_cache holds 2**31 tokens or more; sparse token ids are int32")
     _check_scales_and_profile(kv_dtype, device, softmax_scale, k_scale, v_scale, profile)
     out = _check_out(out, q)
-    chosen = choose_sparse_profile(q, k_cache, indices, profile).profile
+    chosen = choose_sparse_profile(q, k_cache, indices, profile, v_cache).profile
     k_t, k_v, _ = scale_args(k_scale)
     v_t, v_v, _ = scale_args(v_scale)
     launch = torch.ops.pagedattn.sparse_attention if _through_dispatcher(q) else _sparse_launch

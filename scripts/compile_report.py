@@ -164,6 +164,7 @@ def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSour
     regs = re.search(r"REG:(\d+)", usage)
     stack = re.search(r"STACK:(\d+)", usage)
     counts = {op: len(re.findall(rf"\b{op}(\.[A-Z0-9_.]+)?\b", sass)) for op in SASS_OPS}
+    counts["narrow_copies"] = len(re.findall(r"\bLDGSTS(?![.A-Z0-9_]*\.128\b)", sass))  # cp.async under 16 bytes
     return {"regs": int(regs.group(1)) if regs else None, "stack": int(stack.group(1)) if stack else None,
             "smem": compiled.metadata.shared, "serial": _wgmma_serialized(compiled.asm["ptx"]),
             "waits": loop_waits(compiled.asm["ttgir"]), **counts}

@@ -231,6 +231,15 @@ def check_sparse_scales_as_tensors(profile, seed: int) -> None:
     torch.testing.assert_close(as_tensors, as_floats, rtol=0, atol=0)
 
 
+def padded_rows(cache: torch.Tensor) -> torch.Tensor:
+    """`cache`'s values in a view whose rows lie 8 values further apart than they need: slot and block
+    strides that are not multiples of 16 values, which the Gluon kernels cannot copy in 16-byte
+    pieces (`api.copy_aligned`)."""
+    padded = torch.zeros((*cache.shape[:-1], cache.shape[-1] + 8), dtype=cache.dtype, device=cache.device)
+    padded[..., :cache.shape[-1]].copy_(cache)
+    return padded[..., :cache.shape[-1]]
+
+
 def check_sparse_interleaved_cache(profile, kv_dtype: str, seed: int) -> None:
     """K and V as the two halves of one [blocks, 2, page, heads, D] tensor (vLLM's cache layout): a
     page stride of 2 x page x heads x D in both caches, so the kernel takes its addressing through

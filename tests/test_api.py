@@ -1,11 +1,17 @@
 """Bad input raises ValueError/TypeError naming the argument; content checks are opt-in."""
 
+import dataclasses
+
 import pytest
 import torch
 
 import pagedattn
-from pagedattn import LaunchProfile
+from pagedattn import LaunchProfile, api
+from pagedattn.device import KNOWN_DEVICES
+from pagedattn.profiles import select
+from pagedattn.profiles.types import ShapeKey
 from pagedattn.workloads import SparseShape, UnifiedShape
+from conftest import padded_rows
 
 
 @pytest.fixture
@@ -121,3 +127,39 @@ def test_device_mismatch_names_the_argument(unified_kwargs):
     with pytest.raises(ValueError, match="q is on cpu: the kernels need CUDA tensors"):
         pagedattn.unified_attention(**{k: (v.cpu() if isinstance(v, torch.Tensor) else v)
                                        for k, v in unified_kwargs.items()})
+
+
+def test_copy_alignment_reads_the_strides_and_the_storage_offset():
+    """`api.copy_aligned`: what the Gluon kernels' 16-byte copies need of a cache."""
+    cache = torch.zeros(4, 16, 2, 128, dtype=torch.bfloat16)
+    assert api.copy_aligned(cache)
+    assert not api.copy_aligned(padded_rows(cache))  # head stride 136
+    assert not api.copy_aligned(padded_rows(cache[:, :, :1]))  # one head: slot stride 136
+    flat = torch.zeros(cache.numel() + 8, dtype=torch.bfloat16)
+    assert not api.copy_aligned(flat[4:4 + cache.numel()].view(cache.shape))  # starts 8 bytes in
+    assert api.copy_aligned(flat[8:8 + cache.numel()].view(cache.shape))  # 16 bytes in
+    both = torch.zeros(4, 2, 16, 2, 128, dtype=torch.float8_e4m3fn)
+    assert api.copy_aligned(both[:, 1])  # V as the second half of vLLM's [blocks, 2, page, heads, head] cache
+    key = api.sparse_shape_key(torch.zeros(3, 12, 128), cache, torch.zeros(3, 8), v_cache=padded_rows(cache[:, :, :1]))
+    assert not key.aligned_cache
+
+
+H200 = KNOWN_DEVICES["NVIDIA_H200"]
+
+
+@pytest.mark.parametrize("key", [
+    ShapeKey("unified", "bf16", 256, 16, "verify", 20, 4, 80, 1, 32768),  # BF16 MTP: wgmma
+    ShapeKey("unified", "fp8", 256, 16, "verify", 20, 4, 80, 1, 32768),  # FP8 MTP: keys as rows
+    ShapeKey("sparse", "bf16", 256, 12, "decode", 8192, 1, 8192, 1, 2051),  # sparse TP2: exchange
+    ShapeKey("sparse", "fp8", 256, 6, "decode", 8192, 1, 8192, 1, 2051),  # sparse TP4 FP8: keys as rows
+], ids=["mtp-bf16", "mtp-fp8", "sparse-tp2", "sparse-tp4-fp8"])
+def test_h200_sends_caches_the_gluon_kernels_cannot_copy_whole_to_the_triton_kernels(key):
+    """Shapes the H200's table or rules put on a Gluon kernel take a Triton profile when the caches'
+    strides are not multiples of 16 values (`ShapeKey.aligned_cache`), which computes them right."""
+    def gluon(profile):
+        return profile.warpgroup_mma or profile.keys_as_rows or profile.shared_exchange
+
+    assert gluon(select.select_profile(key, H200).profile)
+    unaligned = dataclasses.replace(key, aligned_cache=False)
+    chosen = select.select_profile(unaligned, H200).profile
+    assert not gluon(chosen) and select.shape_problem(chosen, unaligned) is None

@@ -121,10 +121,11 @@ print(json.dumps(rows))
 def test_sparse_exchange_kernel_builds_without_spills_and_as_the_estimate_says():
     """ops/sparse_exchange.py for sm90 at the profiles the tuner may pick (16-bit and FP8 pages, head
     sizes 64-256, splits or not, dense pages or not): matrix products on mma.sync, no stack, at most
-    255 registers, and shared memory exactly as `select.smem_bytes` estimates (the split rule and
-    the tuner's pruning count programs per SM with it)."""
+    255 registers, only 16-byte copies, and shared memory exactly as `select.smem_bytes` estimates
+    (the split rule and the tuner's pruning count programs per SM with it)."""
     for build in _compile_report(_EXCHANGE_PROGRAM):
         assert build["HMMA"] > 0 and build["HGMMA"] == 0 and build["stack"] == 0
+        assert build["narrow_copies"] == 0  # 16-byte copies: the row offsets' alignment is declared (_wide_product)
         assert build["regs"] <= 255
         assert build["smem"] == build["estimate"]
 
@@ -156,6 +157,7 @@ def test_sparse_keys_rows_kernel_builds_without_spills_within_the_estimate():
     for build in _compile_report(_KEYS_ROWS_PROGRAM):
         assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
         assert build["serial"] is False and build["stack"] == 0
+        assert build["narrow_copies"] == 0  # 16-byte copies (ops/sparse_exchange.py's _wide_product)
         third_term = (3 - build["terms"]) * build["heads"] * build["head"]
         assert build["smem"] <= build["estimate"] <= build["smem"] + third_term + 1024
         if build["terms"] == 2:

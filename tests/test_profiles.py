@@ -681,7 +681,22 @@ def test_kernel_hash_follows_the_code_not_its_docstrings(tmp_path, monkeypatch):
     (ops / "common.py").write_text(source)
     (ops / "sparse.py").write_text((ops / "sparse.py").read_text() + "\nEXTRA = 1\n")
     assert fresh_hash("unified") == before["unified"] and fresh_hash("sparse") != before["sparse"]
+    (ops / "sparse.py").write_text((Path(tables.__file__).resolve().parent.parent / "ops" / "sparse.py").read_text())
+    (ops / "sparse_exchange.py").write_text((ops / "sparse_exchange.py").read_text() + "\nEXTRA = 1\n")
+    assert fresh_hash("unified") == before["unified"]  # since v25 the unified hash covers no sparse kernel
+    (ops / "gluon_common.py").write_text((ops / "gluon_common.py").read_text() + "\nEXTRA = 1\n")
+    assert fresh_hash("unified") != before["unified"] and fresh_hash("sparse") != before["sparse"]
     tables.kernel_hash.cache_clear()
+
+
+def test_the_shipped_h200_table_was_tuned_on_these_kernel_sources():
+    """A code edit of a kernel file makes the dispatcher ignore the H200 table (the rules run
+    instead), so every such edit lands with a re-tune on the GPU (perf-notes §6 item 7): the table
+    records the hashes of the sources it was measured on."""
+    meta = json.loads((Path(tables.__file__).parent / "tables" / "NVIDIA_H200.json").read_text())["meta"]
+    tables.kernel_hash.cache_clear()
+    assert meta["kernel_hash"] == {k: tables.kernel_hash(k) for k in ("unified", "sparse")}
+    assert meta["triton"] == triton.__version__
 
 
 def test_code_tokens_are_the_same_on_every_python():

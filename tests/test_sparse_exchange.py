@@ -20,7 +20,7 @@ from pagedattn.tune import as_shared_exchange, pipeline_matched, sweep_candidate
 from pagedattn.workloads import SparseShape
 from conftest import (
     check_refused_off_hopper, check_shape_refusal, check_sparse, check_sparse_graph_replay, check_sparse_interleaved_cache,
-    check_sparse_masking, check_sparse_scales_as_tensors, nan_like, plant_rising_sparse_scores,
+    check_sparse_masking, check_sparse_scales_as_tensors, nan_like, padded_rows, plant_rising_sparse_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -43,6 +43,7 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({"tile_n": 128}, {}, "tile_n <= 64"),
     ({}, {"head_size": 96}, "head sizes"),
     ({}, {"group": 24}, "smaller than the GQA group"),
+    ({}, {"aligned_cache": False}, "16-byte pieces"),
     ({}, {"kernel": "unified"}, "sparse-kernel"),
 ])
 def test_every_reason_the_exchange_kernel_refuses_a_call(profile_change, key_change, needle):
@@ -164,6 +165,24 @@ def test_exchange_reads_v_with_its_own_strides():
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_exchange_reads_k_and_v_interleaved_in_one_cache(kv_dtype):
     check_sparse_interleaved_cache(dataclasses.replace(EXCHANGE, num_splits=2), kv_dtype, next(_seed))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_caches_the_exchange_kernel_cannot_copy_whole_run_on_the_triton_kernel(kv_dtype):
+    """Strides that are not multiples of 16 values: the dispatcher picks a Triton profile and computes
+    the right result; the exchange profile given explicitly is refused with the reason (before v25 its
+    build failed inside Triton)."""
+    kwargs = SparseShape(2, 400, 3, 12, 1, 128, topk=150, local_window=16, kv_dtype=kv_dtype).build(
+        "cuda", seed=next(_seed)).kwargs
+    kwargs["k_cache"], kwargs["v_cache"] = padded_rows(kwargs["k_cache"]), padded_rows(kwargs["v_cache"])
+    chosen = pagedattn.api.choose_sparse_profile(kwargs["q"], kwargs["k_cache"], kwargs["indices"],
+                                                 v_cache=kwargs["v_cache"]).profile
+    assert not (chosen.shared_exchange or chosen.keys_as_rows)
+    check_sparse(kwargs, None)
+    with pytest.raises(ValueError, match="16-byte pieces"):
+        check_sparse(kwargs, EXCHANGE)
 
 
 @pytest.mark.gpu

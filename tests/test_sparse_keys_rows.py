@@ -44,6 +44,7 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({}, {"kv_dtype": "bf16"}, "FP8 pages only"),
     ({}, {"head_size": 64}, "head sizes 128 and 256"),
     ({}, {"group": 24}, "smaller than the GQA group"),
+    ({}, {"aligned_cache": False}, "16-byte pieces"),
     # a unified call is judged by the unified keys-as-rows kernel's rules (its one-warpgroup form takes these
     # fields, but head size 256 only)
     ({}, {"kernel": "unified", "head_size": 128}, "supports head size 256"),

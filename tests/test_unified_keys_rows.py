@@ -53,6 +53,7 @@ pytestmark = pytest.mark.usefixtures("no_tuned_tables")
     ({}, {"head_size": 128}, "head size 256"),
     ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
     ({}, {"score_mods": True}, "softcap"),
+    ({}, {"aligned_cache": False}, "16-byte pieces"),
 ])
 def test_every_reason_the_unified_keys_rows_kernel_refuses_a_call(profile_change, key_change, needle):
     check_shape_refusal(dataclasses.replace(KEYS_ROWS, **profile_change), dataclasses.replace(MTP, **key_change),

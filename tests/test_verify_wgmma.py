@@ -22,7 +22,7 @@ from pagedattn.tune import as_warpgroup_mma, pipeline_matched, sweep_candidates
 from pagedattn.workloads import UnifiedShape
 from conftest import (
     assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_unified_graph_replay, nan_like,
-    plant_rising_scores,
+    padded_rows, plant_rising_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -95,6 +95,7 @@ def test_other_arches_never_get_wgmma(device):
     ({}, {"head_size": 96}, "head sizes"),
     ({}, {"group": 80, "max_seqlen_q": 1}, "smaller than the GQA group"),
     ({}, {"score_mods": True}, "softcap"),
+    ({}, {"aligned_cache": False}, "16-byte pieces"),
     ({}, {"kernel": "sparse"}, "unified-kernel"),
 ])
 def test_every_reason_the_wgmma_kernel_refuses_a_call(profile_change, key_change, needle):
@@ -311,3 +312,22 @@ def test_wgmma_reads_v_with_its_own_strides():
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
                                       profile=dataclasses.replace(WGMMA, num_splits=3))
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_caches_the_gluon_kernels_cannot_copy_whole_run_on_the_triton_kernel(kv_dtype):
+    """Verify at head size 256 (the sm90 rules' wgmma or keys-as-rows shape) over caches whose strides
+    are not multiples of 16 values: the dispatcher picks a Triton profile and computes the right
+    result; the wgmma profile given explicitly is refused with the reason (before v25 the Gluon
+    kernels' build failed inside Triton)."""
+    kwargs = UnifiedShape((4, 4), (700, 300), 16, 1, 256, 16, kv_dtype=kv_dtype).build("cuda", seed=37).kwargs
+    kwargs["k_cache"], kwargs["v_cache"] = padded_rows(kwargs["k_cache"]), padded_rows(kwargs["v_cache"])
+    chosen = api.choose_unified_profile(kwargs["q"], kwargs["k_cache"], kwargs["block_table"], kwargs["max_seqlen_q"],
+                                        kwargs["max_seqlen_k"], v_cache=kwargs["v_cache"]).profile
+    assert not (chosen.warpgroup_mma or chosen.keys_as_rows)
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+    with pytest.raises(ValueError, match="16-byte pieces"):
+        pagedattn.unified_attention(**kwargs, profile=WGMMA)

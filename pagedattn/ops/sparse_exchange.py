@@ -11,23 +11,28 @@ shared memory together and one barrier later both warps read the full P and take
 Only when a growth exceeds RESCALE_SLACK (log2 units: the first tile, and rarely after) do the warps
 exchange their row maxima (a second barrier), move the base, rescale O and l and rewrite P (a third).
 Row sums stay element-wise in each warp's registers until the end. K/V tiles come through a ring of
-cp.async copies (token ids read a step ahead into registers; with dense pages a token id times the
-slot stride is the row's offset, one unsigned 32 x 32 -> 64-bit product per cache); beside each
-slot, an fp32 ring holds each key's additive mask (0, or -inf for an unusable key), so a score is
-scaled and masked in one multiply-add. Each warp then multiplies P by its half of V's columns, so O
-is split along the head dimension. (The sm90 build has one more barrier per tile, which Triton's
+cp.async copies (token ids read a step ahead into registers; each copied row's address is one wide
+multiply-add of a 32-bit id and stride onto a per-thread column pointer computed before the loop,
+`_wide_product`; with dense pages a token id times the slot stride is the row's offset); beside
+each slot, an fp32 ring holds each key's additive mask (0, or -inf for an unusable key), so a score
+is scaled and masked in one multiply-add. Each warp then multiplies P by its half of V's columns, so
+O is split along the head dimension. (The sm90 build has one more barrier per tile, which Triton's
 barrier analysis inserts between the copies issued into the ring and the reads of the ring, since
 it cannot tell the ring's slots apart; a probe without it measured the same times, perf-notes v12
 item 9.)
 FP8 pages (e4m3) are copied as they are and converted in registers, no shared-memory round trip:
 a ring slot is read as int16 pairs of values (head dimensions 2c and 2c + 1), loaded straight into
 the matrix unit's operand layouts (K's pairs lie along the reduced head dimension, V's along the
-output columns), and each register of two pairs becomes two fp16 registers, one of the even and
-one of the odd dimensions (`_fp8_pairs_to_fp16`: a byte permute and two paired conversions). So
-the products split by parity: S = q_even . k_even + q_odd . k_odd (two accumulation chains, each
-half as long), O_even = P . v_even and O_odd = P . v_odd, stored to the even and odd columns. As in
-ops/unified.py q is multiplied by the softmax scale in fp32 before its fp16 cast (here loaded once
-per program straight into the operand layout), k_scale scales the scores and v_scale the output.
+output columns). A register of two V pairs becomes two fp16 registers, one of the even and one of
+the odd dimensions (`gluon_common.fp8_pairs_to_fp16`: a byte permute and two paired conversions),
+so O_even = P . v_even and O_odd = P . v_odd, stored to the even and odd columns. K needs no permute:
+the reduced dimension may be taken in any order that q's is, so a register of two K pairs converts
+as it lies into two fp16 registers (`_fp8_quads_to_fp16`: dimensions 4j, 4j + 1 and 4j + 2, 4j + 3)
+and q is loaded in that order (`_q_operand`): S = q_first . k_first + q_second . k_second, two
+accumulation chains, each half as long (perf-notes v25 item 1: 13 % fewer loop instructions with
+the copies' addressing). As in ops/unified.py q is multiplied by the softmax scale in fp32 before its
+fp16 cast (here loaded once per program straight into the operand layout), k_scale scales the
+scores and v_scale the output.
 
 Grid: (rows, KV heads, splits); splits > 1 write fp32 partials and their log2-sum-exp for
 ops/common.py's merge, as ops/sparse.py does. Runs on sm90 only and never under the Triton
@@ -55,6 +60,7 @@ from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
 
 from ..profiles.types import EXCHANGE_BLOCK_M, EXCHANGE_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
+from .gluon_common import fp8_pairs_to_fp16, load_scale
 from .sparse import prepare_sparse_call
 
 BLOCK_M = gl.constexpr(EXCHANGE_BLOCK_M)
@@ -62,28 +68,17 @@ WARPS = gl.constexpr(EXCHANGE_WARPS)
 
 
 @gluon.jit
-def _scale(scale_ptr, scale_value, IS_TENSOR: gl.constexpr):
-    """A per-tensor scale given as a device tensor (read here: no host sync) or a float. The same
-    four lines as ops/verify_wgmma.py's: sharing them would tie this kernel's table hash to that
-    file (profiles/tables.py)."""
-    if IS_TENSOR:
-        return gl.load(scale_ptr).to(gl.float32)
-    return scale_value
-
-
-@gluon.jit
-def _fp8_pairs_to_fp16(pairs):
-    """Each int16 of `pairs` holds two e4m3 values (head dimension 2c in its low byte, 2c + 1 in its
-    high byte); returns the fp16 values of the low bytes and of the high bytes, in `pairs`' layout:
-    per 32-bit register (two int16, consecutive keys or dimensions of one operand), one byte permute
-    puts both low bytes in its low half and both high bytes in its high half, then one paired
-    conversion per half (perf-notes v12: integer-op conversions of half the bytes were 1.15x slower)."""
+def _fp8_quads_to_fp16(pairs):
+    """K's conversion, without `gluon_common.fp8_pairs_to_fp16`'s byte permute: each 32-bit register
+    of `pairs` (K's operand layout) holds pairs c and c + 1 (c even) along the reduced head dimension,
+    that is head dimensions 2c to 2c + 3; the first result takes pair c's two values (dimensions 2c
+    and 2c + 1) into its elements c and c + 1, the second pair c + 1's (2c + 2 and 2c + 3). So
+    element c of the first holds dimension 4 (c // 2) + c % 2 and of the second that plus 2: a fixed
+    order of the reduced dimension, which `_q_operand` gives q."""
     return gl.inline_asm_elementwise(
         """{
-        .reg .b32 sorted;
         .reg .b16 low, high;
-        prmt.b32 sorted, $2, 0, 0x3120;
-        mov.b32 {low, high}, sorted;
+        mov.b32 {low, high}, $2;
         cvt.rn.f16x2.e4m3x2 $0, low;
         cvt.rn.f16x2.e4m3x2 $1, high;
         }""",
@@ -91,25 +86,14 @@ def _fp8_pairs_to_fp16(pairs):
 
 
 @gluon.jit
-def _interleaved_rows(o_even, o_odd, l_sum, v_scale, OUT: gl.constexpr):
-    """The keys-as-rows kernels' O^T halves (even and odd head dimensions, one column per query row)
-    divided by each column's row sum l_sum and times v_scale, interleaved back into [columns, head
-    size] rows in layout OUT; a column that saw no key (l_sum 0) gives 0. Returns the rows and which
-    columns saw keys."""
-    has_keys = l_sum > 0.0
-    o_scale = gl.convert_layout(gl.where(has_keys, v_scale / gl.where(has_keys, l_sum, 1.0), 0.0),
-                                gl.SliceLayout(0, o_even.type.layout))
-    o = gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :])
-    return gl.convert_layout(gl.reshape(gl.permute(o, [1, 0, 2]), [o_even.shape[1], 2 * o_even.shape[0]]), OUT), has_keys
-
-
-@gluon.jit
-def _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, first, step,
+def _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, first,
                GROUP: gl.constexpr, COLS: gl.constexpr, A_OP: gl.constexpr):
-    """Head dimensions first, first + step, ... of the row's GROUP query heads, times the softmax
-    scale in fp32, as an fp16 A operand (straight from global memory, once per program)."""
+    """Head dimensions first + 4 (c // 2) + c % 2 for c < COLS (`_fp8_quads_to_fp16`'s order; first
+    0 or 2) of the row's GROUP query heads, times the softmax scale in fp32, as an fp16 A operand
+    (straight from global memory, once per program)."""
     offs_m = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, A_OP))
-    cols = first + step * gl.arange(0, COLS, layout=gl.SliceLayout(0, A_OP))
+    c = gl.arange(0, COLS, layout=gl.SliceLayout(0, A_OP))
+    cols = first + 4 * (c // 2) + c % 2
     q = gl.load(q_ptr + row * stride_q_row + (kv_head * GROUP + offs_m)[:, None] * stride_q_head + cols[None, :],
                 mask=(offs_m < GROUP)[:, None], other=0.0)
     return (q.to(gl.float32) * softmax_scale).to(gl.float16)
@@ -135,35 +119,41 @@ def _token_ids(tokens_row, lo, hi, t, TILE_N: gl.constexpr, COPY: gl.constexpr):
 
 
 @gluon.jit
-def _unsigned64(x):
-    """x's low 32 bits as an unsigned 64-bit value: the operands of the copies' offset products."""
-    return x.to(gl.uint32).to(gl.uint64)
+def _wide_product(x, stride):
+    """x times stride, both taken as unsigned 32-bit, as unsigned 64-bit products: the copies' row
+    offsets, declared multiples of 16 (the profile layer runs the sparse Gluon kernels only on caches
+    whose strides are, `select.shape_problem`). One mul.wide.u32 each, which ptxas folds with the row's
+    base pointer into one wide multiply-add; the same product of two widened values compiles to a
+    64 x 64-bit multiply and a separate add inside the loop, the stride's widening being hoisted out
+    of it (perf-notes v25 item 1)."""
+    product = gl.inline_asm_elementwise("mul.wide.u32 $0, $1, $2;", "=l,r,r", [x.to(gl.uint32), stride.to(gl.uint32)],
+                                        dtype=gl.uint64, is_pure=True, pack=1)
+    return gl.multiple_of(product, 16)
 
 
 @gluon.jit
-def _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token, t, stride_k_block, stride_k_slot, stride_v_block,
-                stride_v_slot, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr, DENSE_PAGES: gl.constexpr,
-                COPY: gl.constexpr):
-    """cp.async of tile t's K and V rows (bases: the program's KV head) into ring slot t % STAGES
-    (unusable ids zero-filled, never read), and each key's additive score mask (0, or -inf for an
-    unusable key) into the same slot of an fp32 ring for the softmax. Token ids are >= 0 once masked,
-    so the offsets are unsigned 32 x 32 -> 64-bit products (the strides taken as 32-bit: a page stride
-    of 2^32 elements or more, a page of 8 GB at 16 bits, would wrap); with dense pages (page stride =
-    PAGE x slot stride, both caches) a token id times the slot stride is its row (perf-notes v13)."""
+def _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, token, t, stride_k_block, stride_k_slot, stride_v_block,
+                stride_v_slot, PAGE: gl.constexpr, STAGES: gl.constexpr, DENSE_PAGES: gl.constexpr):
+    """cp.async of tile t's K and V rows (`k_cols`, `v_cols`: the program's KV head's pointers to a
+    row's columns, in the copy layout) into ring slot t % STAGES (unusable ids zero-filled, never
+    read), and each key's additive score mask (0, or -inf for an unusable key) into the same slot of
+    an fp32 ring for the softmax. Token ids are >= 0 once masked (`id`), so the offsets are unsigned
+    32 x 32 -> 64-bit products (the strides taken as 32-bit: a page stride of 2^32 elements or more,
+    a page of 8 GB at 16 bits, would wrap); with dense pages (page stride = PAGE x slot stride, both
+    caches) a token id times the slot stride is its row (perf-notes v13)."""
     usable = token >= 0
-    wide = _unsigned64(gl.where(usable, token, 0))
-    cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
+    id = gl.where(usable, token, 0)
     if DENSE_PAGES:
-        k_rows = wide * _unsigned64(stride_k_slot)
-        v_rows = wide * _unsigned64(stride_v_slot)
+        k_rows = _wide_product(id, stride_k_slot)
+        v_rows = _wide_product(id, stride_v_slot)
     else:
-        phys = wide // PAGE
-        slot = wide % PAGE
-        k_rows = phys * _unsigned64(stride_k_block) + slot * _unsigned64(stride_k_slot)
-        v_rows = phys * _unsigned64(stride_v_block) + slot * _unsigned64(stride_v_slot)
-    async_copy.async_copy_global_to_shared(k_ring.index(t % STAGES), k_base + k_rows[:, None] + cols[None, :],
+        phys = id // PAGE
+        slot = id % PAGE
+        k_rows = _wide_product(phys, stride_k_block) + _wide_product(slot, stride_k_slot)
+        v_rows = _wide_product(phys, stride_v_block) + _wide_product(slot, stride_v_slot)
+    async_copy.async_copy_global_to_shared(k_ring.index(t % STAGES), k_cols[None, :] + k_rows[:, None],
                                            mask=usable[:, None])
-    async_copy.async_copy_global_to_shared(v_ring.index(t % STAGES), v_base + v_rows[:, None] + cols[None, :],
+    async_copy.async_copy_global_to_shared(v_ring.index(t % STAGES), v_cols[None, :] + v_rows[:, None],
                                            mask=usable[:, None])
     async_copy.commit_group()
     bias_ring.index(t % STAGES).store(gl.where(usable, 0.0, float("-inf")))
@@ -175,16 +165,17 @@ def _start_ring(tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, str
                 PAGE: gl.constexpr, STAGES: gl.constexpr, TILE_N: gl.constexpr, DENSE_PAGES: gl.constexpr,
                 COPY: gl.constexpr):
     """The ring's prologue, shared by the sparse Gluon kernels: copies of the first STAGES - 1 tiles
-    of the slot range [lo, hi) into the ring. Returns the row's token ids, the program's K and V bases
-    (its KV head) and the next tile's token ids, read a step ahead."""
+    of the slot range [lo, hi) into the ring. Returns the row's token ids, the program's K and V
+    pointers to a row's columns (its KV head; computed once, outside the loop) and the next tile's
+    token ids, read a step ahead."""
     tokens_row = tokens_ptr + row * topk
-    k_base = k_ptr + kv_head * stride_k_head
-    v_base = v_ptr + kv_head * stride_v_head
+    cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
+    k_cols = k_ptr + kv_head * stride_k_head + cols
+    v_cols = v_ptr + kv_head * stride_v_head + cols
     for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
-                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES,
-                    COPY)
-    return tokens_row, k_base, v_base, _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
+        _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
+                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
+    return tokens_row, k_cols, v_cols, _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
 
 
 @gluon.jit(do_not_specialize=["num_rows"])
@@ -237,12 +228,12 @@ def sparse_exchange_kernel(
             gl.store(lse_ptr + part_rows, gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS), mask=row_ok)
             return
 
-    scale_log2 = LOG2E * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+    scale_log2 = LOG2E * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
     k_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
     v_ring = gl.allocate_shared_memory(KV_DTYPE, [STAGES, TILE_N, D], RING_SMEM)
-    if KV_FP8:  # the softmax scale goes into q in fp32 before the fp16 cast; even and odd head dims apart
-        q_even = _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 0, 2, GROUP, D // 2, A_OP)
-        q_odd = _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 1, 2, GROUP, D // 2, A_OP)
+    if KV_FP8:  # the softmax scale goes into q in fp32 before the fp16 cast; q in K's two orders of the head dims
+        q_first = _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 0, GROUP, D // 2, A_OP)
+        q_second = _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 2, GROUP, D // 2, A_OP)
         k_pairs = k_ring._reinterpret(gl.int16, [STAGES, TILE_N, D // 2], TILE_SMEM)  # the same bytes
         v_pairs = v_ring._reinterpret(gl.int16, [STAGES, TILE_N, D // 2], TILE_SMEM)
     else:
@@ -257,7 +248,7 @@ def sparse_exchange_kernel(
     maxima_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, WARPS], FLAT)
     growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT_1D)
 
-    tokens_row, k_base, v_base, token_next = _start_ring(
+    tokens_row, k_cols, v_cols, token_next = _start_ring(
         tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring, lo, hi,
         stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY)
     if KV_FP8:  # O in two halves: the even and the odd head dimensions
@@ -272,13 +263,13 @@ def sparse_exchange_kernel(
     for t in range(0, gl.cdiv(hi - lo, TILE_N)):
         async_copy.wait_group(STAGES - 2)
         gl.thread_barrier()  # tile t landed for both warps; both are done with tile t - 1's slot
-        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token_next, t + STAGES - 1, stride_k_block,
-                    stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES, COPY)
+        _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, token_next, t + STAGES - 1, stride_k_block,
+                    stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
         token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY)
         if KV_FP8:
-            k_even, k_odd = _fp8_pairs_to_fp16(k_pairs.index(t % STAGES).permute([1, 0]).load(B_OP))
+            k_first, k_second = _fp8_quads_to_fp16(k_pairs.index(t % STAGES).permute([1, 0]).load(B_OP))
             zeros = gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA)  # two accumulation chains, each half as long
-            s = mma_v2(q_even, k_even, zeros) + mma_v2(q_odd, k_odd, zeros)
+            s = mma_v2(q_first, k_first, zeros) + mma_v2(q_second, k_second, zeros)
         else:
             s = mma_v2(q_op, k_ring.index(t % STAGES).permute([1, 0]).load(B_OP),
                        gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA))
@@ -287,7 +278,7 @@ def sparse_exchange_kernel(
         p = gl.exp2(growth)
         # column c of a tile belongs to warp (c // 8) % 2: each warp's largest growth over its own columns
         by_warp = gl.reshape(growth, [BLOCK_M, TILE_N // 16, WARPS, 8])
-        growth_smem.store(gl.max(gl.max(gl.max(by_warp, axis=3), axis=1), axis=0))
+        growth_smem.store(gl.max(gl.max(gl.max(by_warp, axis=1), axis=2), axis=0))
         p_smem.store(p.to(MMA_DTYPE))
         gl.thread_barrier()  # the exchange: both warps' P and largest growth
         if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:  # the same decision in both warps
@@ -310,7 +301,7 @@ def sparse_exchange_kernel(
         l_i = l_i + p
         if KV_FP8:
             p_op = p_smem.load(A_OP)
-            v_even, v_odd = _fp8_pairs_to_fp16(v_pairs.index(t % STAGES).load(B_OP))
+            v_even, v_odd = fp8_pairs_to_fp16(v_pairs.index(t % STAGES).load(B_OP))
             o_even = mma_v2(p_op, v_even, o_even)
             o_odd = mma_v2(p_op, v_odd, o_odd)
         else:
@@ -319,7 +310,7 @@ def sparse_exchange_kernel(
 
     l_sum = gl.sum(l_i, axis=1)
     has_keys = l_sum > 0.0
-    o_scale = gl.where(has_keys, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
+    o_scale = gl.where(has_keys, load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR) / gl.where(has_keys, l_sum, 1.0),
                        0.0)
     if KV_FP8:
         pair = gl.arange(0, D // 2, layout=gl.SliceLayout(0, S_MMA))

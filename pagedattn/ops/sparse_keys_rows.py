@@ -44,9 +44,8 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
 from .sparse import prepare_sparse_call
-from .sparse_exchange import (
-    _fp8_pairs_to_fp16, _interleaved_rows, _issue_tile, _scale, _start_ring, _token_ids, dense_pages,
-)
+from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale
+from .sparse_exchange import _issue_tile, _start_ring, _token_ids, dense_pages
 
 WARPS = gl.constexpr(KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(KEYS_ROWS_TILE)
@@ -126,7 +125,7 @@ def sparse_keys_rows_kernel(
     q_hi, q_mid, q_lo, down = _q_terms(q_ptr, row, kv_head, stride_q_row, stride_q_head, HN, GROUP, D, TERMS, Q_LOAD,
                                        gl.NVMMASharedLayout.get_default_for([HN, D], gl.float8e4nv))
     head_scale = gl.convert_layout(down, HEADS) * (softmax_scale * LOG2E
-                                                   * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
+                                                   * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
     k_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D],
                                        gl.NVMMASharedLayout.get_default_for([TILE_N, D], gl.float8e4nv))
     v_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D], gl.SwizzledSharedLayout(16, 1, 8, order=[1, 0]))
@@ -136,7 +135,7 @@ def sparse_keys_rows_kernel(
                                        gl.NVMMASharedLayout.get_default_for([TILE_N, HN], gl.float16))
     growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT)
 
-    tokens_row, k_base, v_base, token_next = _start_ring(
+    tokens_row, k_cols, v_cols, token_next = _start_ring(
         tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring, lo, hi,
         stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY)
     o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
@@ -146,8 +145,8 @@ def sparse_keys_rows_kernel(
     for t in range(0, gl.cdiv(hi - lo, TILE_N)):
         async_copy.wait_group(STAGES - 2)
         gl.thread_barrier()  # tile t landed for every warp; all are done with tile t - 1's slot and P
-        _issue_tile(k_base, v_base, k_ring, v_ring, bias_ring, token_next, t + STAGES - 1, stride_k_block,
-                    stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, DENSE_PAGES, COPY)
+        _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, token_next, t + STAGES - 1, stride_k_block,
+                    stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
         token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY)
         fence_async_shared()
         k_tile = k_ring.index(t % STAGES)
@@ -156,7 +155,7 @@ def sparse_keys_rows_kernel(
         s = warpgroup_mma(k_tile, q_mid.permute([1, 0]), s, is_async=True)
         if TERMS == 3:
             s = warpgroup_mma(k_tile, q_lo.permute([1, 0]), s, is_async=True)
-        v_even, v_odd = _fp8_pairs_to_fp16(v_pairs.index(t % STAGES).slice(0, HALF, dim=0).permute([1, 0]).load(V_OP))
+        v_even, v_odd = fp8_pairs_to_fp16(v_pairs.index(t % STAGES).slice(0, HALF, dim=0).permute([1, 0]).load(V_OP))
         bias = bias_ring.index(t % STAGES).load(KEYS)
         s = warpgroup_mma_wait(num_outstanding=0, deps=(s,))
         s = s * head_scale[None, :] + bias[:, None]
@@ -184,7 +183,7 @@ def sparse_keys_rows_kernel(
         o_odd = warpgroup_mma(v_odd, p_smem.slice(0, HALF, dim=0), o_odd, is_async=True)
         raw = v_pairs.index(t % STAGES).slice(HALF, HALF, dim=0).permute([1, 0]).load(V_OP)
         o_even, o_odd = warpgroup_mma_wait(num_outstanding=0, deps=(o_even, o_odd))
-        v_even, v_odd = _fp8_pairs_to_fp16(raw)
+        v_even, v_odd = fp8_pairs_to_fp16(raw)
         o_even = warpgroup_mma(v_even, p_smem.slice(HALF, HALF, dim=0), o_even, is_async=True)
         o_odd = warpgroup_mma(v_odd, p_smem.slice(HALF, HALF, dim=0), o_odd, is_async=True)
         o_even, o_odd = warpgroup_mma_wait(num_outstanding=0, deps=(o_even, o_odd))
@@ -194,7 +193,7 @@ def sparse_keys_rows_kernel(
     l_sum = gl.sum(l_i, axis=0)
     OUT: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
     # O^T's halves back into rows of heads
-    o, has_keys = _interleaved_rows(o_even, o_odd, l_sum, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR), OUT)
+    o, has_keys = interleaved_rows(o_even, o_odd, l_sum, load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR), OUT)
     offs_ho = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))
     if SPLIT:

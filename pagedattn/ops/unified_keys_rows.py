@@ -17,7 +17,7 @@ in ops/sparse_keys_rows.py, and the packed query rows are N:
   (their scores are 0) rather than force a rescale there; l is kept per pair of keys a thread holds
   (half the registers of per-key sums; perf-notes v17 items 2-3);
 * O^T = V^T . P^T on fp16 wgmma, V converted in registers as the A operand (int16 pairs of e4m3
-  values, ops/sparse_exchange.py's `_fp8_pairs_to_fp16`), so O^T splits into even and odd head
+  values, ops/gluon_common.py's `fp8_pairs_to_fp16`), so O^T splits into even and odd head
   dimensions; with two warpgroups each owns half of each (64 fp32 registers per thread at 64 packed
   rows), one warpgroup owns both (64 registers at 32 rows); 32 keys of V at a time.
 K/V tiles are copied with ops/verify_wgmma.py's page addressing (`_tile_pages`, `_issue_tile`),
@@ -70,10 +70,9 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 
 from ..profiles.types import LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
-from .sparse_exchange import _fp8_pairs_to_fp16, _interleaved_rows
+from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale
 from .verify_wgmma import (
-    BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _no_queries, _query_block, _scale, _segment_tiles,
-    _tile_pages,
+    BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages,
 )
 
 CHUNK = gl.constexpr(32)  # keys of V converted and multiplied at a time (perf-notes v16 item 4)
@@ -151,7 +150,7 @@ def unified_keys_rows_kernel(
     q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_hi)
     q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_lo)
     col_scale = gl.convert_layout(down, COLS) * (softmax_scale * LOG2E
-                                                 * _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
+                                                 * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
     q_pos = gl.where(col_ok, context + offs_c // GROUP, -1)  # padding columns see no key
 
     o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
@@ -204,7 +203,7 @@ def unified_keys_rows_kernel(
             gl.thread_barrier()
         l_i = l_i + gl.sum(gl.reshape(p, [WARPS, 2, TILE_N // WARPS // 2, HN]), axis=1)
         for c in gl.static_range(TILE_N // CHUNK):
-            v_even, v_odd = _fp8_pairs_to_fp16(raw)
+            v_even, v_odd = fp8_pairs_to_fp16(raw)
             o_even = warpgroup_mma(v_even, p_smem.slice(c * CHUNK, CHUNK, dim=0), o_even, is_async=True)
             o_odd = warpgroup_mma(v_odd, p_smem.slice(c * CHUNK, CHUNK, dim=0), o_odd, is_async=True)
             if c + 1 < TILE_N // CHUNK:  # the next chunk's V is read while this one's products run
@@ -215,7 +214,7 @@ def unified_keys_rows_kernel(
     l_sum = gl.convert_layout(gl.sum(gl.sum(l_i, axis=1), axis=0), COLS)
     OUT: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
     # O^T's halves back into rows of packed queries
-    o, has_keys = _interleaved_rows(o_even, o_odd, l_sum, _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR), OUT)
+    o, has_keys = interleaved_rows(o_even, o_odd, l_sum, load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR), OUT)
     offs_o = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
     o_ok = (offs_o < HN // GROUP * GROUP) & (offs_o // GROUP < q_len)
     offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))

@@ -64,6 +64,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from ..profiles.types import WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile
 from .common import LOG2E, launch_merge, scale_args, split_workspace
+from .gluon_common import load_scale
 
 BLOCK_M = gl.constexpr(WGMMA_BLOCK_M)
 WARPS = gl.constexpr(WGMMA_WARPS)
@@ -258,14 +259,6 @@ def _softmax_pv(s, usable, s_next, o, m_i, l_i, k_ring, v_ring, v_mma, t, tile_h
     return o, m_new, l_i, s_next
 
 
-@gluon.jit
-def _scale(scale_ptr, scale_value, IS_TENSOR: gl.constexpr):
-    """A per-tensor dequantisation scale given as a device tensor (read here: no host sync) or a float."""
-    if IS_TENSOR:
-        return gl.load(scale_ptr).to(gl.float32)
-    return scale_value
-
-
 @gluon.jit(do_not_specialize=BATCH_SIZED_ARGS + ["q_blocks"])
 def verify_wgmma_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, cu_q_ptr, seq_lens_ptr, table_ptr,
@@ -322,7 +315,7 @@ def verify_wgmma_kernel(
         Q8_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], gl.float8e4nv)
         q_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM, q_hi)
         q_rest = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM, q_lo)
-        k_scale = _scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
+        k_scale = load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)
         score_scale = gl.convert_layout(row_down, gl.SliceLayout(1, S_MMA))[:, None] * (scale_log2 * softmax_scale
                                                                                       * k_scale)
     else:
@@ -388,7 +381,7 @@ def verify_wgmma_kernel(
     has_keys = l_o > 0.0
     inv_l = gl.where(has_keys, 1.0 / gl.where(has_keys, l_o, 1.0), 0.0)
     if KV_FP8:
-        inv_l = inv_l * _scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR)
+        inv_l = inv_l * load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR)
     o = o * inv_l[:, None]
     offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, O_MMA))
     if SPLIT:

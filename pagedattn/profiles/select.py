@@ -128,6 +128,9 @@ def shape_problem(profile: LaunchProfile, key: ShapeKey) -> str | None:
     """Why `profile` would compute a wrong result for `key` (None if it would not)."""
     if profile.block_m < key.group:
         return f"block_m={profile.block_m} is smaller than the GQA group ({key.group})"
+    if not key.aligned_cache and (profile.keys_as_rows or profile.warpgroup_mma or profile.shared_exchange):
+        return ("the Gluon kernels copy K/V in 16-byte pieces: they need caches whose block, slot and head strides "
+                "are multiples of 16 values and whose data starts 16-byte aligned")
     if profile.keys_as_rows:
         return keys_rows_problem(profile, key) if key.kernel == "sparse" else unified_keys_rows_problem(profile, key)
     if profile.warpgroup_mma:

@@ -38,9 +38,8 @@ from .types import LaunchProfile, ShapeKey
 
 TABLE_DIR = Path(__file__).parent / "tables"
 _OPS_DIR = Path(__file__).resolve().parent.parent / "ops"
-_KERNEL_SOURCES = {"unified": ("common.py", "unified.py", "verify_wgmma.py", "unified_keys_rows.py",
-                               "sparse_exchange.py"),
-                   "sparse": ("common.py", "sparse.py", "sparse_exchange.py", "sparse_keys_rows.py")}
+_KERNEL_SOURCES = {"unified": ("common.py", "gluon_common.py", "unified.py", "verify_wgmma.py", "unified_keys_rows.py"),
+                   "sparse": ("common.py", "gluon_common.py", "sparse.py", "sparse_exchange.py", "sparse_keys_rows.py")}
 _CATEGORICAL = ("kernel", "kv_dtype", "head_size", "group", "query_class")
 _NUMERIC = ("num_seqs", "max_seqlen_q", "num_tokens", "num_kv_heads", "kv_len")
 MAX_BUCKET_DISTANCE = 6.0  # beyond this (sum of log2 ratios) a tuned entry is not "near"

@@ -182,6 +182,11 @@ class ShapeKey:
     score_mods  unified: a sliding window, softcap or sinks is given. Not a table coordinate (the
               tuned profile of a bucket serves calls with and without them); it only rules out
               profiles whose kernel has none of them (`warpgroup_mma`).
+    aligned_cache  both caches start 16 bytes aligned and their block, slot and head strides are
+              multiples of 16 values (`api.copy_aligned`), as a contiguous cache's are. Not a table
+              coordinate either; without it the Gluon kernels (`warpgroup_mma`, `shared_exchange`,
+              `keys_as_rows`) are ruled out: their 16-byte cp.async copies need an alignment that
+              Triton proves from 16-divisible strides only, and their build fails otherwise.
     """
 
     kernel: str
@@ -195,6 +200,7 @@ class ShapeKey:
     num_kv_heads: int
     kv_len: int
     score_mods: bool = False
+    aligned_cache: bool = True
 
     @property
     def programs(self) -> int:
