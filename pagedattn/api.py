@@ -170,7 +170,8 @@ def sparse_shape_key(q, k_cache, indices, v_cache=None) -> ShapeKey:
     num_rows = q.shape[0]
     num_kv_heads = k_cache.shape[2]
     return ShapeKey("sparse", KV_DTYPES[k_cache.dtype], q.shape[2], q.shape[1] // num_kv_heads, "decode",
-                    num_rows, 1, num_rows, num_kv_heads, indices.shape[1], aligned_cache=_caches_aligned(k_cache, v_cache))
+                    num_rows, 1, num_rows, num_kv_heads, indices.shape[1],
+                    aligned_cache=_caches_aligned(k_cache, v_cache))
 
 
 def choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k=None, profile=None,
