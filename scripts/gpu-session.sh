@@ -12,19 +12,24 @@
 #            its report.
 #   bench    GPU 0: `pagedattn bench` over the unified workloads; GPU 1: over the sparse ones, then
 #            the transformers serving benchmark (scripts/serve_transformers.py).
-#   retune1  one GPU (an `nvidia-h200` machine), after a change to the unified kernels' code (which
-#            makes every unified table entry stale): their GPU tests, `pagedattn tune --kernel
-#            unified` over every bucket from the table's previous profiles (CANDIDATES default 8,
-#            JOBS 6: fewer compile workers, from when each held full-size inputs), then the unified bench — what
-#            perf-notes v9 call 5 ran in 221 s.
+#   retune   one GPU (an `nvidia-h200` machine), after a change to kernel code (which makes every
+#            entry of that kernel's table stale, perf-notes §6 item 7): `pagedattn tune` of each
+#            kernel in KERNELS (default "sparse unified") with the passes and first guesses the last
+#            re-tunes ran (perf-notes v24 calls 1-2, v25 call 3): sparse in one pass; unified in four
+#            (MTP verify and the long requests with the Gluon kernels' first guesses; the other
+#            workloads at 4 candidates; the FP8 long request at q=4 from 128 and 132 splits; the BF16
+#            MTP 16q/1kv bucket at 32,768 keys alone from 5 stages with --min-gain 0.01). Each pass
+#            starts every bucket at the table's previous profiles and measures into its own results
+#            file (as those calls did: a pass does not reuse another's times); ~130 s (sparse) and
+#            ~160 s (unified) on the H200 in v25 call 3. The GPU tests and the benches are the caller's.
 #
-# Usage: scripts/gpu-session.sh tune|measure|bench|retune1 OUTDIR [SECONDS]   (time box, default 540)
+# Usage: scripts/gpu-session.sh tune|measure|bench|retune OUTDIR [SECONDS]   (time box, default 540)
 #        CANDIDATES=12 scripts/gpu-session.sh ...   caps the tuners' candidates per bucket (default 48):
 #        a quick re-tune after a kernel change, each bucket starting at the previous table's profile.
 # Everything goes to OUTDIR/session.tgz (the device tool returns few files) and the tail of each log
 # to stdout. Works from a source checkout with nothing installed (PYTHONPATH).
 set -uo pipefail
-usage="usage: scripts/gpu-session.sh tune|measure|bench|retune1 OUTDIR [SECONDS]"
+usage="usage: scripts/gpu-session.sh tune|measure|bench|retune OUTDIR [SECONDS]"
 phase=${1:?$usage}
 out=${2:?$usage}
 budget=${3:-540}
@@ -96,17 +101,36 @@ bench)
   ) &
   wait
   ;;
-retune1)
-  timeout 75 python3 -m pytest -q -p no:cacheprovider -n 8 tests/test_verify_wgmma.py tests/test_gpu.py \
-    >"$logs/pytest-gpu.log" 2>&1
-  echo "gpu tests rc $?" >>"$logs/pytest-gpu.log"
-  CANDIDATES=${CANDIDATES:-8} JOBS=${JOBS:-6} tune unified 0 "$(( $(left) - 100 ))" \
-    --report "$logs/profiles-unified.md" >"$logs/tune-unified.log" 2>&1
-  echo "tune rc $?" >>"$logs/tune-unified.log"
+retune)
+  for kernel in ${KERNELS:-sparse unified}; do
+    case $kernel in
+    sparse)
+      tune sparse 0 190 --max-candidates 8 --first-guess m16/n32/s1/w2/st2/exchange \
+        --first-guess m16/n16/s1/w2/st2/exchange --first-guess m16/n64/s1/w4/st2/keysrows \
+        --results "$logs/tune-sparse.jsonl" --report "$logs/profiles-sparse.md" >"$logs/tune-sparse.log" 2>&1
+      ;;
+    unified)
+      tune unified 0 170 --workload mtp-verify long-request --max-candidates 8 \
+        --first-guess m64/n128/s6/w8/st2/keysrows --first-guess m16/n128/s128/w8/st2/keysrows \
+        --first-guess m16/n64/s256/w4/st2/keysrows --first-guess m64/n16/s13/w4/st5/ahead/wgmma \
+        --first-guess m64/n16/s13/w4/st4/wgmma --results "$logs/tune-mtp.jsonl" --report "$logs/profiles-mtp.md" \
+        >"$logs/tune-mtp.log" 2>&1
+      tune unified 0 90 --workload gqa-verify gqa-decode mixed-batch dense-prefill --max-candidates 4 \
+        --results "$logs/tune-rest.jsonl" --report "$logs/profiles-rest.md" >"$logs/tune-rest.log" 2>&1
+      tune unified 0 60 --workload long-request --match "q=4 kv=131072 16q/1kv" --max-candidates 8 \
+        --first-guess m64/n128/s128/w8/st2/keysrows --first-guess m64/n128/s132/w8/st2/keysrows \
+        --results "$logs/tune-long-q4.jsonl" --report "$logs/profiles-long-q4.md" >"$logs/tune-long-q4.log" 2>&1
+      tune unified 0 60 --workload mtp-verify --match "kv=32768 16q/1kv d256 bf16" --max-candidates 8 \
+        --first-guess m64/n16/s13/w4/st5/ahead/wgmma --min-gain 0.01 --results "$logs/tune-bf16.jsonl" \
+        --report "$logs/profiles-bf16.md" >"$logs/tune-bf16.log" 2>&1
+      ;;
+    *)
+      echo "unknown kernel $kernel" >&2
+      exit 2
+      ;;
+    esac
+  done
   cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
-  CUDA_VISIBLE_DEVICES=0 timeout "$(( $(left) - 5 ))" python3 -m pagedattn.cli bench --workload mtp-verify \
-    long-request gqa-decode gqa-verify mixed-batch dense-prefill --providers pagedattn pagedattn-default \
-    --json "$logs/bench-unified.json" >"$logs/bench-unified.log" 2>&1
   ;;
 *)
   echo "unknown phase $phase" >&2
