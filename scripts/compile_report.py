@@ -13,6 +13,7 @@ cuobjdump.
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import subprocess
@@ -118,24 +119,24 @@ def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: L
 
 
 def compile_sparse_exchange(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
-                            dense_pages: bool = True):
+                            dense_pages: bool = True, sass: bool = False):
     ptrs = _pointer_types(q, kv, "sparse")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_exchange_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
                  SPLIT=split, HAS_COUNTS=False, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
                  DENSE_PAGES=dense_pages)
-    return _compile(sparse_exchange_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
+    return _compile(sparse_exchange_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
 
 
 def compile_sparse_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
-                             dense_pages: bool = True):
+                             dense_pages: bool = True, sass: bool = False):
     ptrs = _pointer_types(q, "fp8", "sparse")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(sparse_keys_rows_kernel, ptrs, floats, {"counts_ptr", "k_scale_ptr", "v_scale_ptr"})
     const.update(keys_rows_constants(group, group, head, page, q == "bf16", 2 if split else 1, dense_pages),
                  STAGES=profile.num_stages, HAS_COUNTS=False, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False)
-    return _compile(sparse_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
+    return _compile(sparse_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
 
 
 def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
@@ -149,9 +150,10 @@ def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile:
     return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
 
 
-def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource) -> dict:
+def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource, sass: bool = False) -> dict:
     """Build for sm90 and report; `source` is the front end (`ASTSource`, or Gluon's for a Gluon
-    kernel). Strides and pointers are declared 16-divisible, as Triton specialises them at launch."""
+    kernel); `sass`: the report keeps the SASS text too. Strides and pointers are declared
+    16-divisible, as Triton specialises them at launch."""
     divisible = [i for i, n in enumerate(kernel.arg_names) if n.startswith("stride") or n.endswith("_ptr")]
     attrs = {(i,): [["tt.divisibility", 16]] for i in divisible if sig[kernel.arg_names[i]] != "constexpr"}
     src = source(fn=kernel, signature=sig, constexprs=const, attrs=attrs)
@@ -159,15 +161,39 @@ def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSour
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(compiled.asm["cubin"])
         f.flush()
-        sass = subprocess.run([str(CUOBJDUMP), "--dump-sass", f.name], capture_output=True, text=True).stdout
+        sass_text = subprocess.run([str(CUOBJDUMP), "--dump-sass", f.name], capture_output=True, text=True).stdout
         usage = subprocess.run([str(CUOBJDUMP), "--dump-resource-usage", f.name], capture_output=True, text=True).stdout
     regs = re.search(r"REG:(\d+)", usage)
     stack = re.search(r"STACK:(\d+)", usage)
-    counts = {op: len(re.findall(rf"\b{op}(\.[A-Z0-9_.]+)?\b", sass)) for op in SASS_OPS}
-    counts["narrow_copies"] = len(re.findall(r"\bLDGSTS(?![.A-Z0-9_]*\.128\b)", sass))  # cp.async under 16 bytes
+    counts = {op: len(re.findall(rf"\b{op}(\.[A-Z0-9_.]+)?\b", sass_text)) for op in SASS_OPS}
+    counts["narrow_copies"] = len(re.findall(r"\bLDGSTS(?![.A-Z0-9_]*\.128\b)", sass_text))  # cp.async under 16 bytes
     return {"regs": int(regs.group(1)) if regs else None, "stack": int(stack.group(1)) if stack else None,
             "smem": compiled.metadata.shared, "serial": _wgmma_serialized(compiled.asm["ptx"]),
-            "waits": loop_waits(compiled.asm["ttgir"]), **counts}
+            "waits": loop_waits(compiled.asm["ttgir"]), **counts, **({"sass": sass_text} if sass else {})}
+
+
+def hot_loop(sass: str) -> tuple[int, dict]:
+    """The SASS instructions of a kernel's KV loop on its hot path (the body of its longest backward
+    branch without the longest forward branch inside it, the rare rescale): their count and their
+    count by opcode (perf-notes v25 item 1)."""
+    lines = [line for line in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", line)]
+
+    def addr(line):
+        return int(re.match(r"\s+/\*([0-9a-f]+)\*/", line).group(1), 16)
+
+    back, fwd = [], []
+    for line in lines:
+        m = re.search(r"BRA (0x[0-9a-f]+)", line)
+        if m:
+            target = int(m.group(1), 16)
+            (back if target < addr(line) else fwd).append((min(target, addr(line)), max(target, addr(line))))
+    lo, hi = max(back, key=lambda r: r[1] - r[0])
+    inner = [r for r in fwd if lo < r[0] < hi and r[1] < hi]
+    skip = max(inner, key=lambda r: r[1] - r[0]) if inner else (0, 0)
+    body = [line for line in lines if lo <= addr(line) <= hi and not skip[0] < addr(line) < skip[1]]
+    ops = collections.Counter(re.sub(r"^\s+/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?", "", line).split()[0].split(".")[0]
+                              for line in body)
+    return len(body), dict(ops.most_common())
 
 
 def loop_waits(ttgir: str) -> int | None:

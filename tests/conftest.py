@@ -138,6 +138,22 @@ def plant_rising_sparse_scores(kwargs: dict, tile_n: int) -> None:
     _check_rising_premises(_max_growth(q[:1], keys, tile_n))
 
 
+def plant_one_key_jump(kwargs: dict, slot: int) -> None:
+    """Rewrite sparse inputs (one KV head) so that each row's key in `slot` scores ~30 (log2 units)
+    above the row's other keys (within ~+-1 of each other): the tile that holds the slot raises the
+    running maximum past RESCALE_SLACK in one kernel warp only, whichever owns that key (a decision
+    that misses that warp leaves the key's p ~ 2^30, past fp16's range)."""
+    q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
+    page, head = k_cache.shape[1], q.shape[2]
+    q.copy_(1.0 + 0.01 * torch.randn_like(q))
+    k_cache.copy_((0.05 * torch.randn(k_cache.shape, device=k_cache.device)).to(k_cache.dtype))
+    pos = kwargs["indices"][:, slot].long()
+    assert bool((pos >= 0).all())
+    per_unit = 30.0 * head ** -0.5 / 1.4426950408889634  # q ~ 1: q . k x head**-0.5 x log2(e) = 30
+    k_cache[table[kwargs["token_to_req"].long(), pos // page].long(), pos % page, 0] = torch.full(
+        (head,), per_unit, device=k_cache.device).to(k_cache.dtype)
+
+
 def check_sparse_graph_replay(shape, seed: int, profile=None) -> None:
     """Capture one sparse call of `shape` (a SparseShape) with `profile` (None: the dispatcher's);
     replay it twice after writing new selections (another overlap), requests (reversed) and queries

@@ -5,6 +5,8 @@ import torch
 
 import pagedattn
 from pagedattn import LaunchProfile, reference
+from pagedattn.ops.sparse import resolve_selections
+from pagedattn.ops.sparse_exchange import token_row_width
 from pagedattn.workloads import SparseShape
 from conftest import assert_close_to_reference, nan_like, plant_rising_sparse_scores
 
@@ -113,3 +115,22 @@ def test_torch_compile_calls_the_custom_op(device):
     got = compiled(kwargs["q"], kwargs["k_cache"], kwargs["v_cache"], kwargs["indices"], kwargs["block_table"],
                    kwargs["token_to_req"])
     assert_close_to_reference(got, reference.sparse_attention(**kwargs) * 3.0)
+
+
+@pytest.mark.parametrize("with_counts", [False, True])
+def test_token_pre_pass_pads_rows_with_minus_one(device, with_counts):
+    """The Gluon kernels' token buffer (`token_row_width` at one split): each row is the unpadded
+    pre-pass's row (-1 past its count) followed by -1 as far as their ring reads ahead, so their
+    unmasked loads read no stale ids; with splits the rows stay top-k long."""
+    kwargs = build(SparseShape(2, 60, 3, 12, 1, 64, topk=37, local_window=8), device)
+    counts = torch.tensor([37, 5, 0, 20, 36, 1], dtype=torch.int32, device=device) if with_counts else None
+    args = (kwargs["indices"], counts, kwargs["block_table"], kwargs["token_to_req"], kwargs["k_cache"].shape[0],
+            kwargs["k_cache"].shape[1])
+    width = token_row_width(37, 32, 2, 1)
+    assert width == 64 + 2 * 32 and token_row_width(37, 32, 2, 4) == 37
+    plain, padded = resolve_selections(*args), resolve_selections(*args, width)
+    assert padded.shape == (6, width)
+    assert torch.equal(padded[:, :37], plain) and bool((padded[:, 37:] == -1).all())
+    if with_counts:
+        for row, count in enumerate(counts.tolist()):
+            assert bool((plain[row, count:] == -1).all()) and bool((plain[row, :count] >= 0).all())

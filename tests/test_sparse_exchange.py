@@ -20,7 +20,8 @@ from pagedattn.tune import as_shared_exchange, pipeline_matched, sweep_candidate
 from pagedattn.workloads import SparseShape
 from conftest import (
     check_refused_off_hopper, check_shape_refusal, check_sparse, check_sparse_graph_replay, check_sparse_interleaved_cache,
-    check_sparse_masking, check_sparse_scales_as_tensors, nan_like, padded_rows, plant_rising_sparse_scores,
+    check_sparse_masking, check_sparse_scales_as_tensors, nan_like, padded_rows, plant_one_key_jump,
+    plant_rising_sparse_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -58,12 +59,12 @@ def test_exchange_is_refused_off_hopper(device, needle):
 
 
 def test_shared_memory_estimate_counts_every_buffer():
-    """Ring (2 x stages x tile x D x bytes), P (16-bit), maxima (16 x 2 fp32), growths (2 fp32), an
-    fp32 mask per ring key, and Q (16-bit) for 16-bit pages only: the sizes tests/test_compile.py
-    reads from the builds."""
-    assert select.smem_bytes(EXCHANGE, PREFILL) == 2 * 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 128 + 8 + 256
+    """Ring (2 x stages x tile x D x bytes), P (16-bit), maxima (16 x 2 fp32), votes (one fp32 per
+    thread: 64), an fp32 mask per ring key, and Q (16-bit) for 16-bit pages only: the sizes
+    tests/test_compile.py reads from the builds."""
+    assert select.smem_bytes(EXCHANGE, PREFILL) == 2 * 2 * 32 * 256 * 2 + 16 * 256 * 2 + 16 * 32 * 2 + 128 + 256 + 256
     fp8 = dataclasses.replace(PREFILL, kv_dtype="fp8")
-    assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 16 * 32 * 2 + 128 + 8 + 256
+    assert select.smem_bytes(EXCHANGE, fp8) == 2 * 2 * 32 * 256 + 16 * 32 * 2 + 128 + 256 + 256
 
 
 def test_tuner_moves_to_the_exchange_kernel_with_its_fixed_fields():
@@ -120,6 +121,20 @@ def test_exchange_rescales_only_past_the_slack(profile):
     kwargs = SparseShape(1, 300, 2, 4, 1, 128, topk=256, local_window=64).build("cuda", seed=next(_seed)).kwargs
     plant_rising_sparse_scores(kwargs, profile.tile_n)
     check_sparse(kwargs, profile)
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+@pytest.mark.parametrize("column", [0, 8, 29])
+def test_exchange_rescales_when_one_warp_alone_sees_the_jump(column, kv_dtype):
+    """The jump in tile 2's column `column` (columns 8 c .. 8 c + 7 of a tile belong to warp c % 2):
+    only that warp's growth passes RESCALE_SLACK, and its vote alone must make both warps rescale
+    (conftest.plant_one_key_jump)."""
+    kwargs = SparseShape(1, 300, 2, 4, 1, 128, topk=256, local_window=64, kv_dtype=kv_dtype).build(
+        "cuda", seed=next(_seed)).kwargs
+    plant_one_key_jump(kwargs, 2 * EXCHANGE.tile_n + column)
+    check_sparse(kwargs, EXCHANGE)
 
 
 @pytest.mark.gpu

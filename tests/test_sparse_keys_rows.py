@@ -19,7 +19,7 @@ from pagedattn.tune import as_keys_as_rows, field_values, sweep_candidates
 from pagedattn.workloads import SparseShape
 from conftest import (
     check_refused_off_hopper, check_shape_refusal, check_sparse, check_sparse_graph_replay, check_sparse_interleaved_cache,
-    check_sparse_masking, check_sparse_scales_as_tensors, plant_rising_sparse_scores,
+    check_sparse_masking, check_sparse_scales_as_tensors, plant_one_key_jump, plant_rising_sparse_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -135,6 +135,19 @@ def test_keys_rows_rescales_only_past_the_slack():
     kwargs = SparseShape(1, 300, 2, 4, 1, 128, topk=256, local_window=64, kv_dtype="fp8").build(
         "cuda", seed=next(_seed)).kwargs
     plant_rising_sparse_scores(kwargs, KEYS_ROWS.tile_n)
+    check_sparse(kwargs, KEYS_ROWS)
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("key", [0, 21, 63])
+def test_keys_rows_rescales_when_one_warp_alone_sees_the_jump(key):
+    """The jump at key `key` of tile 2 (keys 16 w .. 16 w + 15 of a tile belong to warp w): only that
+    warp's growth passes RESCALE_SLACK, and its vote alone must make every warp rescale
+    (conftest.plant_one_key_jump)."""
+    kwargs = SparseShape(1, 300, 2, 4, 1, 128, topk=256, local_window=64, kv_dtype="fp8").build(
+        "cuda", seed=next(_seed)).kwargs
+    plant_one_key_jump(kwargs, 2 * KEYS_ROWS.tile_n + key)
     check_sparse(kwargs, KEYS_ROWS)
 
 

@@ -3,9 +3,10 @@
 Two launches. `selected_tokens_kernel` resolves every (row, slot) once: logical position -> page
 of the row's request (`token_to_req`, `block_table`) -> physical token id, or -1 for an unused
 slot (-1), a position whose page lies outside the table, a physical page outside [0, num_blocks)
-or a slot past counts[row]. Then `sparse_attention_kernel`, grid (rows, KV heads, splits): a
-program owns one row and the GROUP query heads that share one KV head, packed into BLOCK_M rows
-(rows past GROUP are padding), and walks its share of the row's token ids TILE_N at a time. Its
+or a slot past counts[row] (the Gluon kernels ask for rows padded with -1 past top-k as far as
+their rings read ahead, ops/sparse_exchange.py's `token_row_width`). Then `sparse_attention_kernel`,
+grid (rows, KV heads, splits): a program owns one row and the GROUP query heads that share one KV
+head, packed into BLOCK_M rows (rows past GROUP are padding), and walks its share of the row's token ids TILE_N at a time. Its
 loop has a single dependent load (token id -> K/V); resolving pages inside the loop made it two,
 and the loop waited on both every step. With ADDRESSES_AHEAD the token ids are read one step ahead
 into registers (ops/common.py, "addresses one step ahead") so the K/V copies of num_stages - 1
@@ -47,10 +48,11 @@ from .common import (
 @triton.jit(do_not_specialize=["num_reqs", "max_blocks", "stride_table"])
 def selected_tokens_kernel(
     indices_ptr, counts_ptr, table_ptr, req_ptr, tokens_ptr,
-    num_reqs, num_blocks, max_blocks, topk, stride_idx_row, stride_table,
+    num_reqs, num_blocks, max_blocks, topk, width, stride_idx_row, stride_table,
     PAGE: tl.constexpr, BLOCK: tl.constexpr, HAS_COUNTS: tl.constexpr,
 ):
-    """tokens[row, j] = physical token (page * PAGE + slot) of the row's j-th selection, or -1.
+    """tokens[row, j] = physical token (page * PAGE + slot) of the row's j-th selection, or -1; the
+    row's `width` - topk slots past its selections (the padding the Gluon kernels read unmasked) -1.
 
     Resolving pages here, once per (row, slot), leaves the attention loop one dependent load
     (token id -> K/V) instead of two (index -> page table -> K/V), which its pipeliner can hide."""
@@ -66,7 +68,7 @@ def selected_tokens_kernel(
     table_row = table_ptr + tl.where(req_ok, req, 0).to(tl.int64) * stride_table
     phys, slot, valid = page_lookup(table_row, pos, in_range, max_blocks, num_blocks, PAGE)
     token = tl.where(valid, phys * PAGE + slot, -1).to(tl.int32)
-    tl.store(tokens_ptr + row * topk + j, token, mask=j < topk)
+    tl.store(tokens_ptr + row * width + j, token, mask=j < width)
 
 
 @triton.jit(do_not_specialize=["num_rows"])
@@ -74,7 +76,7 @@ def sparse_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr,
     tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,
     k_scale_value, v_scale_value, softmax_scale,
-    num_rows, topk, num_splits,
+    num_rows, topk, stride_tokens, num_splits,
     stride_q_row, stride_q_head,
     stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head,
@@ -124,7 +126,7 @@ def sparse_attention_kernel(
 
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
-    tokens_row = tokens_ptr + row * topk
+    tokens_row = tokens_ptr + row * stride_tokens
     j = lo + offs_n
     if ADDRESSES_AHEAD:
         token = tl.load(tokens_row + j, mask=j < hi, other=-1)  # [TILE_N]
@@ -152,14 +154,17 @@ def sparse_attention_kernel(
 _RESOLVE_BLOCK = 1024  # selections resolved per program of the token pre-pass
 
 
-def resolve_selections(indices, counts, block_table, token_to_req, num_blocks: int, page: int) -> torch.Tensor:
-    """[rows, topk] int32 physical token ids of the selections (-1: unused or invalid), the token
-    pre-pass every sparse kernel reads (this module's, ops/sparse_exchange.py's, ops/sparse_keys_rows.py's)."""
+def resolve_selections(indices, counts, block_table, token_to_req, num_blocks: int, page: int,
+                       width: int | None = None) -> torch.Tensor:
+    """[rows, width] int32 physical token ids of the selections (-1: unused or invalid; width >= topk,
+    topk by default, -1 past topk), the token pre-pass every sparse kernel reads (this module's,
+    ops/sparse_exchange.py's, ops/sparse_keys_rows.py's)."""
     num_rows, topk = indices.shape
-    tokens = torch.empty(num_rows, topk, dtype=torch.int32, device=indices.device)
-    selected_tokens_kernel[(num_rows, triton.cdiv(topk, _RESOLVE_BLOCK))](
+    width = topk if width is None else width
+    tokens = torch.empty(num_rows, width, dtype=torch.int32, device=indices.device)
+    selected_tokens_kernel[(num_rows, triton.cdiv(width, _RESOLVE_BLOCK))](
         indices, counts, block_table, token_to_req, tokens,
-        block_table.shape[0], num_blocks, block_table.shape[1], topk, indices.stride(0), block_table.stride(0),
+        block_table.shape[0], num_blocks, block_table.shape[1], topk, width, indices.stride(0), block_table.stride(0),
         PAGE=page, BLOCK=_RESOLVE_BLOCK, HAS_COUNTS=counts is not None,
     )
     return tokens
@@ -168,6 +173,7 @@ def resolve_selections(indices, counts, block_table, token_to_req, num_blocks: i
 class SparseCall(NamedTuple):
     """What every sparse launcher computes before its kernel: the resolved token ids, the split
     workspace (empty when splits == 1) and the scales as kernel arguments (`scale_args`)."""
+    topk: int
     tokens: torch.Tensor
     part: torch.Tensor
     lse: torch.Tensor
@@ -179,7 +185,7 @@ class SparseCall(NamedTuple):
         sizes, strides (their constexprs differ and stay with each launcher)."""
         (k_scale_t, k_scale_v, _), (v_scale_t, v_scale_v, _) = self.k_scale, self.v_scale
         return (q, k_cache, v_cache, out, self.part, self.lse, self.tokens, counts, k_scale_t, v_scale_t,
-                k_scale_v, v_scale_v, softmax_scale, q.shape[0], self.tokens.shape[1], splits,
+                k_scale_v, v_scale_v, softmax_scale, q.shape[0], self.topk, self.tokens.stride(0), splits,
                 q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
                 v_cache.stride(0), v_cache.stride(1), v_cache.stride(2), out.stride(0), out.stride(1))
 
@@ -190,17 +196,20 @@ class SparseCall(NamedTuple):
 
 
 def prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale,
-                        splits: int, head_pad: int) -> SparseCall | None:
+                        splits: int, head_pad: int, token_width=None) -> SparseCall | None:
     """The sparse launchers' shared preamble: None for an empty call (no rows or no selections;
-    `out` is zeroed), else the token pre-pass, workspace and scale arguments."""
+    `out` is zeroed), else the token pre-pass (rows `token_width(topk)` long if given, else topk),
+    workspace and scale arguments."""
     num_rows, num_q_heads, _ = q.shape
     num_blocks, page = k_cache.shape[:2]
     if num_rows == 0 or indices.shape[1] == 0:
         out.zero_()
         return None
-    tokens = resolve_selections(indices, counts, block_table, token_to_req, num_blocks, page)
+    topk = indices.shape[1]
+    tokens = resolve_selections(indices, counts, block_table, token_to_req, num_blocks, page,
+                                None if token_width is None else token_width(topk))
     part, lse = split_workspace(splits, num_rows, num_q_heads, head_pad, out)
-    return SparseCall(tokens, part, lse, scale_args(k_scale), scale_args(v_scale))
+    return SparseCall(topk, tokens, part, lse, scale_args(k_scale), scale_args(v_scale))
 
 
 def launch_sparse_attention(

@@ -5,13 +5,17 @@ or -1 first), for the shapes where the Triton kernel spends its time in barriers
 rows Triton spreads a program's two warps over the keys of a tile, so the tile's row maximum, its
 row sum and P's change of layout are each a cross-warp exchange, 9 barriers per tile in the sm90
 build (perf-notes v11). Here each warp computes the scores of its half of the tile's keys, P with
-the exponent base it already holds (kept lazily, as in ops/common.py), and the largest amount by
-which any of its scores exceeds that base ("growth", one number per warp); P and both growths go to
-shared memory together and one barrier later both warps read the full P and take the same decision.
-Only when a growth exceeds RESCALE_SLACK (log2 units: the first tile, and rarely after) do the warps
-exchange their row maxima (a second barrier), move the base, rescale O and l and rewrite P (a third).
+the exponent base it already holds (kept lazily, as in ops/common.py), and its vote: whether any of
+its scores exceeds that base by more than RESCALE_SLACK (log2 units; each thread takes the largest
+amount over its own registers, then one `vote.sync` over the warp, `_warp_votes`, where a maximum
+over the lanes took five shuffles, perf-notes v26); P and both votes go to shared memory together
+and one barrier later both warps read the full P and take the same decision. Only when a vote is
+set (the first tile, and rarely after) do the warps exchange their row maxima (a second barrier),
+move the base, rescale O and l and rewrite P (a third).
 Row sums stay element-wise in each warp's registers until the end. K/V tiles come through a ring of
-cp.async copies (token ids read a step ahead into registers; each copied row's address is one wide
+cp.async copies (token ids read a step ahead into registers, without bounds at one split: the
+pre-pass pads each row with -1 as far as the ring reads ahead, `token_row_width`; each copied row's
+address is one wide
 multiply-add of a 32-bit id and stride onto a per-thread column pointer computed before the loop,
 `_wide_product`; with dense pages a token id times the slot stride is the row's offset); beside
 each slot, an fp32 ring holds each key's additive mask (0, or -inf for an unusable key), so a score
@@ -48,12 +52,14 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 ~225 (FP8) with Q held in registers; 16 halves the ring.
   num_stages    depth of the K/V ring (>= 2; 2 already keeps one tile's copies in flight while
                 the other is computed). Shared memory = 2 x stages x TILE_N x head x (bytes per
-                K/V value) + TILE_N x 16 x 2 (P) + 128 (maxima) + 8 (growths) + stages x TILE_N x
-                4 (masks), + 16 x head x 2 (Q) for 16-bit pages.
+                K/V value) + TILE_N x 16 x 2 (P) + 128 (maxima) + 256 (votes) + stages x TILE_N x
+                4 (masks), + 16 x head x 2 (Q) for 16-bit pages. With num_splits = 1 the token
+                buffer's rows are padded by stages x TILE_N ids (`token_row_width`).
   num_splits    as in ops/sparse.py: rows x KV heads programs must fill the SMs.
 """
 
 import torch
+import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
@@ -100,6 +106,20 @@ def _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 
 
 
 @gluon.jit
+def _warp_votes(x, bound):
+    """1.0 in every lane of a warp if any lane's x exceeds `bound`, else 0.0 (one element per thread):
+    vote.sync.any, where a maximum over the warp's lanes takes a tree of five shuffles."""
+    return gl.inline_asm_elementwise(
+        """{
+        .reg .pred above, any;
+        setp.gt.f32 above, $1, $2;
+        vote.sync.any.pred any, above, 0xffffffff;
+        selp.f32 $0, 0f3F800000, 0f00000000, any;
+        }""",
+        "=r,r,r", [x, gl.full_like(x, bound)], dtype=gl.float32, is_pure=True, pack=1)
+
+
+@gluon.jit
 def _store_columns(o, cols, scale, row, part_rows, row_ok, out_ptr, part_ptr, stride_o_row, stride_o_head, head,
                    D: gl.constexpr, SPLIT: gl.constexpr):
     """The rows' normalised output at head dimensions `cols`: fp32 partials or the output dtype."""
@@ -112,9 +132,13 @@ def _store_columns(o, cols, scale, row, part_rows, row_ok, out_ptr, part_ptr, st
 
 
 @gluon.jit
-def _token_ids(tokens_row, lo, hi, t, TILE_N: gl.constexpr, COPY: gl.constexpr):
-    """Token ids of tile t of the slot range [lo, hi) (-1 past hi), one per copied row."""
+def _token_ids(tokens_row, lo, hi, t, TILE_N: gl.constexpr, COPY: gl.constexpr, PADDED: gl.constexpr):
+    """Token ids of tile t of the slot range [lo, hi) (-1 past hi), one per copied row. PADDED (one
+    split: the range is the row's used slots): the pre-pass wrote -1 past them as far as the loop
+    reads ahead (`token_row_width`), so the load needs no bounds."""
     j = lo + t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
+    if PADDED:
+        return gl.load(tokens_row + j)
     return gl.load(tokens_row + j, mask=j < hi, other=-1)
 
 
@@ -160,28 +184,28 @@ def _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, token, t, stride_k_bl
 
 
 @gluon.jit
-def _start_ring(tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
-                lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D: gl.constexpr,
+def _start_ring(tokens_ptr, row, stride_tokens, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring,
+                bias_ring, lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D: gl.constexpr,
                 PAGE: gl.constexpr, STAGES: gl.constexpr, TILE_N: gl.constexpr, DENSE_PAGES: gl.constexpr,
-                COPY: gl.constexpr):
+                COPY: gl.constexpr, PADDED: gl.constexpr):
     """The ring's prologue, shared by the sparse Gluon kernels: copies of the first STAGES - 1 tiles
     of the slot range [lo, hi) into the ring. Returns the row's token ids, the program's K and V
     pointers to a row's columns (its KV head; computed once, outside the loop) and the next tile's
     token ids, read a step ahead."""
-    tokens_row = tokens_ptr + row * topk
+    tokens_row = tokens_ptr + row * stride_tokens
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
     k_cols = k_ptr + kv_head * stride_k_head + cols
     v_cols = v_ptr + kv_head * stride_v_head + cols
     for ahead in gl.static_range(STAGES - 1):
-        _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY),
-                    ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
-    return tokens_row, k_cols, v_cols, _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY)
+        _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring,
+                    _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY, PADDED), ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
+    return tokens_row, k_cols, v_cols, _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY, PADDED)
 
 
 @gluon.jit(do_not_specialize=["num_rows"])
 def sparse_exchange_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,
-    k_scale_value, v_scale_value, softmax_scale, num_rows, topk, num_splits,
+    k_scale_value, v_scale_value, softmax_scale, num_rows, topk, stride_tokens, num_splits,
     stride_q_row, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head, stride_o_row, stride_o_head,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
@@ -246,11 +270,12 @@ def sparse_exchange_kernel(
     bias_ring = gl.allocate_shared_memory(gl.float32, [STAGES, TILE_N], FLAT_1D)
     p_smem = gl.allocate_shared_memory(MMA_DTYPE, [BLOCK_M, TILE_N], P_SMEM)
     maxima_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M, WARPS], FLAT)
-    growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT_1D)
+    votes_smem = gl.allocate_shared_memory(gl.float32, [32, WARPS], FLAT)  # each thread's copy of its warp's vote
 
     tokens_row, k_cols, v_cols, token_next = _start_ring(
-        tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring, lo, hi,
-        stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY)
+        tokens_ptr, row, stride_tokens, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
+        lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY,
+        not SPLIT)
     if KV_FP8:  # O in two halves: the even and the odd head dimensions
         o_even = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
         o_odd = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
@@ -265,7 +290,7 @@ def sparse_exchange_kernel(
         gl.thread_barrier()  # tile t landed for both warps; both are done with tile t - 1's slot
         _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, token_next, t + STAGES - 1, stride_k_block,
                     stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
-        token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY)
+        token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY, not SPLIT)
         if KV_FP8:
             k_first, k_second = _fp8_quads_to_fp16(k_pairs.index(t % STAGES).permute([1, 0]).load(B_OP))
             zeros = gl.zeros([BLOCK_M, TILE_N], gl.float32, S_MMA)  # two accumulation chains, each half as long
@@ -276,12 +301,16 @@ def sparse_exchange_kernel(
         s = s * scale_log2 + bias_ring.index(t % STAGES).load(gl.SliceLayout(0, S_MMA))[None, :]
         growth = s - m_i[:, None]
         p = gl.exp2(growth)
-        # column c of a tile belongs to warp (c // 8) % 2: each warp's largest growth over its own columns
-        by_warp = gl.reshape(growth, [BLOCK_M, TILE_N // 16, WARPS, 8])
-        growth_smem.store(gl.max(gl.max(gl.max(by_warp, axis=1), axis=2), axis=0))
+        # a thread holds rows r and r + 8 (r = lane // 4) and columns 16 i + 8 w + 2 (lane % 4) + {0, 1} of
+        # its warp w: its largest growth from registers alone, then the warp's vote
+        own = gl.reshape(growth, [2, 8, TILE_N // 16, WARPS, 4, 2])
+        own = gl.permute(gl.max(gl.max(gl.max(own, axis=5), axis=2), axis=0), [0, 2, 1])  # [r, lane % 4, warp]
+        votes_smem.store(gl.reshape(_warp_votes(own, RESCALE_SLACK), [32, WARPS]))
         p_smem.store(p.to(MMA_DTYPE))
-        gl.thread_barrier()  # the exchange: both warps' P and largest growth
-        if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:  # the same decision in both warps
+        gl.thread_barrier()  # the exchange: both warps' P and votes
+        # the same decision in both warps: either warp's vote (lane 0's copies)
+        if gl.max(votes_smem._reinterpret(gl.float32, [32, WARPS], FLAT_1D).index(0).load(GROWTH_ALL),
+                  axis=0) > 0.0:
             # rare: both warps' row maxima, then a new base
             maxima_smem.store(gl.max(gl.max(gl.reshape(s, [BLOCK_M, TILE_N // 16, WARPS, 8]), axis=3), axis=1))
             gl.thread_barrier()
@@ -335,7 +364,7 @@ def launch_sparse_exchange(
     page, num_kv_heads = k_cache.shape[1:3]
     splits = profile.num_splits
     call = prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale, splits,
-                               head)
+                               head, lambda topk: token_row_width(topk, profile.tile_n, profile.num_stages, splits))
     if call is None:
         return
     k_is_t, v_is_t = call.scales_as_tensors
@@ -348,6 +377,16 @@ def launch_sparse_exchange(
     )
     if splits > 1:
         launch_merge(call.part, call.lse, out)
+
+
+def token_row_width(topk: int, tile: int, stages: int, splits: int) -> int:
+    """Row length of the token buffer the sparse Gluon kernels read: with one split their ring reads
+    token ids unmasked (`_token_ids`) up to `stages` tiles past the row's last tile, so the pre-pass
+    pads each row with -1 that far (4.5 % more ids at top-k 2,051, 32-key tiles); with splits the
+    reads past a split's range would copy the next split's keys, so they stay masked."""
+    if splits > 1:
+        return topk
+    return triton.cdiv(topk, tile) * tile + stages * tile
 
 
 def dense_pages(k_cache, v_cache) -> bool:

@@ -17,6 +17,8 @@ operands but needs 64 rows; here the rows are 64 selected keys and the query hea
   conversion) as the A operand, so O^T splits into even and odd head dimensions, and P^T from
   shared memory; P.V runs in two halves of the tile's keys so that only half of V's fp16 fragments
   are live at once.
+K/V tiles come through ops/sparse_exchange.py's ring (`_start_ring`, `_issue_tile`), whose token ids
+are read without bounds at one split from rows the pre-pass pads with -1 (`token_row_width`).
 
 Grid: (rows, KV heads, splits); splits > 1 write fp32 partials and their log2-sum-exp for
 ops/common.py's merge. Runs on sm90 only, never under the interpreter; the profile layer routes
@@ -45,7 +47,7 @@ from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
 from .sparse import prepare_sparse_call
 from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale
-from .sparse_exchange import _issue_tile, _start_ring, _token_ids, dense_pages
+from .sparse_exchange import _issue_tile, _start_ring, _token_ids, dense_pages, token_row_width
 
 WARPS = gl.constexpr(KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(KEYS_ROWS_TILE)
@@ -87,7 +89,7 @@ def _q_terms(q_ptr, row, kv_head, stride_q_row, stride_q_head, HN: gl.constexpr,
 @gluon.jit(do_not_specialize=["num_rows"])
 def sparse_keys_rows_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr, tokens_ptr, counts_ptr, k_scale_ptr, v_scale_ptr,
-    k_scale_value, v_scale_value, softmax_scale, num_rows, topk, num_splits,
+    k_scale_value, v_scale_value, softmax_scale, num_rows, topk, stride_tokens, num_splits,
     stride_q_row, stride_q_head, stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head, stride_o_row, stride_o_head,
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, HN: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
@@ -136,8 +138,9 @@ def sparse_keys_rows_kernel(
     growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT)
 
     tokens_row, k_cols, v_cols, token_next = _start_ring(
-        tokens_ptr, row, topk, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring, lo, hi,
-        stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY)
+        tokens_ptr, row, stride_tokens, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
+        lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY,
+        not SPLIT)
     o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     o_odd = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     m_i = gl.full([HN], -1.0e30, gl.float32, HEADS)
@@ -147,7 +150,7 @@ def sparse_keys_rows_kernel(
         gl.thread_barrier()  # tile t landed for every warp; all are done with tile t - 1's slot and P
         _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, token_next, t + STAGES - 1, stride_k_block,
                     stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
-        token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY)
+        token_next = _token_ids(tokens_row, lo, hi, t + STAGES, TILE_N, COPY, not SPLIT)
         fence_async_shared()
         k_tile = k_ring.index(t % STAGES)
         s = warpgroup_mma(k_tile, q_hi.permute([1, 0]), gl.zeros([TILE_N, HN], gl.float32, S_MMA), use_acc=False,
@@ -223,7 +226,7 @@ def launch_sparse_keys_rows(
     page, num_kv_heads = k_cache.shape[1:3]
     splits = profile.num_splits
     call = prepare_sparse_call(q, k_cache, out, indices, block_table, token_to_req, counts, k_scale, v_scale, splits,
-                               head)
+                               head, lambda topk: token_row_width(topk, KEYS_ROWS_TILE, profile.num_stages, splits))
     if call is None:
         return
     k_is_t, v_is_t = call.scales_as_tensors

@@ -81,10 +81,10 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     ring key (usable or masked) and, for FP8 pages, the three fp16 tiles V is converted into: 96 KB
     + 64 B at D=256, 16 keys, 4 stages, BF16, 88 KB + 64 B for FP8 (tests/test_compile.py checks it
     against the builds). So does the sparse
-    shared-exchange kernel: its K/V ring, P (16-bit), the two warps' row maxima and growths, an
-    fp32 mask per ring key and, for 16-bit pages, Q (FP8 pages keep Q in registers and convert in
-    registers): 75,144 B at D=256, 32 keys, 2 stages, BF16; 34,184 B for FP8. For the keys-as-rows
-    kernel an upper bound within ~5 KB: q's e4m3 terms (three counted: fp16 q takes three, bf16 q
+    shared-exchange kernel: its K/V ring, P (16-bit), the two warps' row maxima, each thread's copy
+    of its warp's vote, an fp32 mask per ring key and, for 16-bit pages, Q (FP8 pages keep Q in
+    registers and convert in registers): 75,392 B at D=256, 32 keys, 2 stages, BF16; 34,432 B for
+    FP8. For the keys-as-rows kernel an upper bound within ~5 KB: q's e4m3 terms (three counted: fp16 q takes three, bf16 q
     two, and the key does not say which), its K/V ring, an fp32 mask per ring key, P^T (fp16, 64
     keys x the group's heads rounded up to 8 or 16), four growths and 1 KB for the buffers'
     alignment (76,560 B built against 81,424 at D=256, 12 heads, 2 stages, bf16 q). The unified
@@ -105,9 +105,9 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     if profile.shared_exchange:
         ring = profile.num_stages * profile.tile_n
         q_tile = 0 if key.kv_dtype == "fp8" else EXCHANGE_BLOCK_M * 2 * head_pad
-        maxima_and_growths = (EXCHANGE_BLOCK_M + 1) * EXCHANGE_WARPS * 4
+        maxima_and_votes = (EXCHANGE_BLOCK_M + 32) * EXCHANGE_WARPS * 4
         return 2 * ring * KV_BYTES[key.kv_dtype] * head_pad + q_tile + EXCHANGE_BLOCK_M * profile.tile_n * 2 + \
-            maxima_and_growths + 4 * ring
+            maxima_and_votes + 4 * ring
     if profile.warpgroup_mma:
         ring = profile.num_stages * profile.tile_n
         converted = 3 * profile.tile_n if key.kv_dtype == "fp8" else 0
