@@ -10,9 +10,10 @@ operands but needs 64 rows; here the rows are 64 selected keys and the query hea
   two e4m3 tiles (three for fp16 q) times a power of two per head that puts the head's largest
   |q| into [2^7, 2^8) (`_q_terms`: each term rounded in fp32, never read back from e4m3, perf-notes
   v14 item 1); 2^-k, the softmax scale and k_scale scale the scores per head;
-* the softmax runs down the keys, with ops/sparse_exchange.py's lazy base: each warp's largest
-  growth over the running base goes to shared memory with P^T, and only a growth past
-  RESCALE_SLACK moves the base, rescales O and l and rewrites P (a second barrier);
+* the softmax runs down the keys, with ops/sparse_exchange.py's lazy base: each warp's vote
+  (whether any of its scores grew past the running base by more than RESCALE_SLACK, one
+  `vote.sync`, `_warp_votes`) goes to shared memory with P^T, and only a set vote moves the base,
+  rescales O and l and rewrites P (a second barrier);
 * O^T = V^T . P^T on fp16 wgmma: V converted in registers (ops/sparse_exchange.py's int16-pair
   conversion) as the A operand, so O^T splits into even and odd head dimensions, and P^T from
   shared memory; P.V runs in two halves of the tile's keys so that only half of V's fp16 fragments
@@ -33,7 +34,7 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
   head size     128 or 256: O^T's even and odd halves (D / 2 rows each) are wgmma's M, >= 64.
   num_stages    depth of the K/V ring (>= 2). Shared memory = terms x N x D (q, 2 terms for bf16 q,
                 3 for fp16) + 2 x stages x 64 x D (K, V) + stages x 64 x 4 (masks) + 64 x N x 2
-                (P^T) + 16 (growths): at D=256, 16 heads, 2 stages, ~80 KB.
+                (P^T) + 512 (votes, one per thread): at D=256, 16 heads, 2 stages, ~80 KB.
   num_splits    as in ops/sparse.py: rows x KV heads programs must fill the SMs.
 """
 
@@ -47,7 +48,7 @@ from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
 from .sparse import prepare_sparse_call
 from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale
-from .sparse_exchange import _issue_tile, _start_ring, _token_ids, dense_pages, token_row_width
+from .sparse_exchange import _issue_tile, _start_ring, _token_ids, _warp_votes, dense_pages, token_row_width
 
 WARPS = gl.constexpr(KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(KEYS_ROWS_TILE)
@@ -108,6 +109,7 @@ def sparse_keys_rows_kernel(
     KEYS: gl.constexpr = gl.SliceLayout(1, S_MMA)
     HEADS: gl.constexpr = gl.SliceLayout(0, S_MMA)
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
+    FLAT_2D: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
     GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # every warp's value in every thread
 
     used = topk
@@ -135,7 +137,8 @@ def sparse_keys_rows_kernel(
     bias_ring = gl.allocate_shared_memory(gl.float32, [STAGES, TILE_N], FLAT)
     p_smem = gl.allocate_shared_memory(gl.float16, [TILE_N, HN],
                                        gl.NVMMASharedLayout.get_default_for([TILE_N, HN], gl.float16))
-    growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT)
+    # each thread's copy of its warp's vote
+    votes_smem = gl.allocate_shared_memory(gl.float32, [32, WARPS], FLAT_2D)
 
     tokens_row, k_cols, v_cols, token_next = _start_ring(
         tokens_ptr, row, stride_tokens, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
@@ -164,12 +167,17 @@ def sparse_keys_rows_kernel(
         s = s * head_scale[None, :] + bias[:, None]
         growth = s - m_i[None, :]
         p = gl.exp2(growth)
-        # warp w holds keys 16w .. 16w + 15 of the tile: its largest growth over them and all heads
-        growth_smem.store(gl.max(gl.max(gl.reshape(growth, [WARPS, TILE_N // WARPS, HN]), axis=2), axis=1))
+        # warp w holds keys 16 w + r and 16 w + 8 + r (r = lane // 4) of the tile and heads
+        # 8 j + 2 (lane % 4) + {0, 1}: its largest growth from registers alone, then the warp's vote
+        own = gl.reshape(growth, [WARPS, 2, 8, HN // 8, 4, 2])
+        own = gl.permute(gl.max(gl.max(gl.max(own, axis=5), axis=3), axis=1), [1, 2, 0])  # [r, lane % 4, warp]
+        votes_smem.store(_warp_votes(gl.reshape(own, [32, WARPS]), RESCALE_SLACK))
         p_smem.store(p.to(gl.float16))
         fence_async_shared()
-        gl.thread_barrier()  # every warp's P^T rows and growth
-        if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:
+        gl.thread_barrier()  # every warp's P^T rows and vote
+        # the same decision in every warp: any warp's vote (lane 0's copies)
+        if gl.max(votes_smem._reinterpret(gl.float32, [32, WARPS], FLAT).index(0).load(GROWTH_ALL),
+                  axis=0) > 0.0:
             m_new = gl.maximum(m_i, gl.max(s, axis=0))
             alpha = gl.exp2(m_i - m_new)
             alpha_o = gl.convert_layout(alpha, gl.SliceLayout(0, O_MMA))

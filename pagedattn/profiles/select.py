@@ -86,8 +86,8 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     registers and convert in registers): 75,392 B at D=256, 32 keys, 2 stages, BF16; 34,432 B for
     FP8. For the keys-as-rows kernel an upper bound within ~5 KB: q's e4m3 terms (three counted: fp16 q takes three, bf16 q
     two, and the key does not say which), its K/V ring, an fp32 mask per ring key, P^T (fp16, 64
-    keys x the group's heads rounded up to 8 or 16), four growths and 1 KB for the buffers'
-    alignment (76,560 B built against 81,424 at D=256, 12 heads, 2 stages, bf16 q). The unified
+    keys x the group's heads rounded up to 8 or 16), the votes (one fp32 per thread) and 1 KB for
+    the buffers' alignment (77,056 B built against 81,920 at D=256, 12 heads, 2 stages, bf16 q). The unified
     keys-as-rows kernel allocates exactly q's two e4m3 tiles, its K/V ring, a byte per ring key, P^T
     (fp16, tile_n keys x block_m), a growth per warp and the column reductions' scratch across the
     warps (fp32, warps x block_m): 182,560 B at 64 packed rows, 128 keys, 2 stages; 76,176 B at 16
@@ -101,7 +101,7 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
         heads = max(8, next_pow2(key.group))
         ring = profile.num_stages * KEYS_ROWS_TILE
         return 3 * heads * head_pad + 2 * ring * head_pad + 4 * ring + KEYS_ROWS_TILE * heads * 2 + \
-            4 * KEYS_ROWS_WARPS + 1024
+            4 * 32 * KEYS_ROWS_WARPS + 1024
     if profile.shared_exchange:
         ring = profile.num_stages * profile.tile_n
         q_tile = 0 if key.kv_dtype == "fp8" else EXCHANGE_BLOCK_M * 2 * head_pad
