@@ -1,16 +1,16 @@
 """Sparse paged GQA attention: each query row attends to its own top-k selected tokens.
 
-Two launches. `selected_tokens_kernel` resolves every (row, slot) once: logical position -> page
-of the row's request (`token_to_req`, `block_table`) -> physical token id, or -1 for an unused
-slot (-1), a position whose page lies outside the table, a physical page outside [0, num_blocks)
-or a slot past counts[row] (the Gluon kernels ask for rows padded with -1 past top-k as far as
-their rings read ahead, ops/sparse_exchange.py's `token_row_width`). Then `sparse_attention_kernel`,
-grid (rows, KV heads, splits): a program owns one row and the GROUP query heads that share one KV
-head, packed into BLOCK_M rows (rows past GROUP are padding), and walks its share of the row's token ids TILE_N at a time. Its
-loop has a single dependent load (token id -> K/V); resolving pages inside the loop made it two,
-and the loop waited on both every step. With ADDRESSES_AHEAD the token ids are read one step ahead
-into registers (ops/common.py, "addresses one step ahead") so the K/V copies of num_stages - 1
-tiles stay in flight.
+Two launches. `selected_tokens_kernel` resolves every (row, slot) once: logical position -> page of the
+row's request (`token_to_req`, `block_table`) -> physical token id, or -1 for an unused slot (-1), a
+position whose page lies outside the table, a physical page outside [0, num_blocks) or a slot past
+counts[row] (the Gluon kernels ask for rows padded with -1 past top-k as far as their rings read ahead,
+ops/sparse_exchange.py's `token_row_width`). Then `sparse_attention_kernel`, grid (rows, KV heads,
+splits): a program owns one row and the GROUP query heads that share one KV head, packed into BLOCK_M
+rows (rows past GROUP are padding), and walks its share of the row's token ids TILE_N at a time. Its
+loop has a single dependent load (token id -> K/V); resolving pages inside the loop made it two, and the
+loop waited on both every step. With ADDRESSES_AHEAD the token ids are read one step ahead into
+registers (ops/common.py, "addresses one step ahead") so the K/V copies of num_stages - 1 tiles stay in
+flight.
 Invalid entries are masked, never read; a row with nothing valid gives 0. With `counts`, a row
 stops after its first counts[row] slots instead of scanning the padding.
 

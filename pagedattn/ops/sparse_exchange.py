@@ -198,7 +198,8 @@ def _start_ring(tokens_ptr, row, stride_tokens, k_ptr, v_ptr, kv_head, stride_k_
     v_cols = v_ptr + kv_head * stride_v_head + cols
     for ahead in gl.static_range(STAGES - 1):
         _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring,
-                    _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY, PADDED), ahead, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
+                    _token_ids(tokens_row, lo, hi, ahead, TILE_N, COPY, PADDED), ahead, stride_k_block, stride_k_slot,
+                    stride_v_block, stride_v_slot, PAGE, STAGES, DENSE_PAGES)
     return tokens_row, k_cols, v_cols, _token_ids(tokens_row, lo, hi, STAGES - 1, TILE_N, COPY, PADDED)
 
 
@@ -274,8 +275,8 @@ def sparse_exchange_kernel(
 
     tokens_row, k_cols, v_cols, token_next = _start_ring(
         tokens_ptr, row, stride_tokens, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
-        lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY,
-        not SPLIT)
+        lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES,
+        COPY, not SPLIT)
     if KV_FP8:  # O in two halves: the even and the odd head dimensions
         o_even = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)
         o_odd = gl.zeros([BLOCK_M, D // 2], gl.float32, S_MMA)

@@ -142,8 +142,8 @@ def sparse_keys_rows_kernel(
 
     tokens_row, k_cols, v_cols, token_next = _start_ring(
         tokens_ptr, row, stride_tokens, k_ptr, v_ptr, kv_head, stride_k_head, stride_v_head, k_ring, v_ring, bias_ring,
-        lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES, COPY,
-        not SPLIT)
+        lo, hi, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, D, PAGE, STAGES, TILE_N, DENSE_PAGES,
+        COPY, not SPLIT)
     o_even = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     o_odd = gl.zeros([D // 2, HN], gl.float32, O_MMA)
     m_i = gl.full([HN], -1.0e30, gl.float32, HEADS)

@@ -80,18 +80,18 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     exactly Q (16-bit, or two e4m3 tiles for FP8 pages: the same bytes), its K/V ring, a byte per
     ring key (usable or masked) and, for FP8 pages, the three fp16 tiles V is converted into: 96 KB
     + 64 B at D=256, 16 keys, 4 stages, BF16, 88 KB + 64 B for FP8 (tests/test_compile.py checks it
-    against the builds). So does the sparse
-    shared-exchange kernel: its K/V ring, P (16-bit), the two warps' row maxima, each thread's copy
-    of its warp's vote, an fp32 mask per ring key and, for 16-bit pages, Q (FP8 pages keep Q in
-    registers and convert in registers): 75,392 B at D=256, 32 keys, 2 stages, BF16; 34,432 B for
-    FP8. For the keys-as-rows kernel an upper bound within ~5 KB: q's e4m3 terms (three counted: fp16 q takes three, bf16 q
-    two, and the key does not say which), its K/V ring, an fp32 mask per ring key, P^T (fp16, 64
-    keys x the group's heads rounded up to 8 or 16), the votes (one fp32 per thread) and 1 KB for
-    the buffers' alignment (77,056 B built against 81,920 at D=256, 12 heads, 2 stages, bf16 q). The unified
-    keys-as-rows kernel allocates exactly q's two e4m3 tiles, its K/V ring, a byte per ring key, P^T
-    (fp16, tile_n keys x block_m), a growth per warp and the column reductions' scratch across the
-    warps (fp32, warps x block_m): 182,560 B at 64 packed rows, 128 keys, 2 stages; 76,176 B at 16
-    rows, 64 keys, 2 stages (three programs per SM)."""
+    against the builds). So does the sparse shared-exchange kernel: its K/V ring, P (16-bit), the two
+    warps' row maxima, each thread's copy of its warp's vote, an fp32 mask per ring key and, for
+    16-bit pages, Q (FP8 pages keep Q in registers and convert in registers): 75,392 B at D=256, 32
+    keys, 2 stages, BF16; 34,432 B for FP8. For the keys-as-rows kernel an upper bound within ~5 KB:
+    q's e4m3 terms (three counted: fp16 q takes three, bf16 q two, and the key does not say which),
+    its K/V ring, an fp32 mask per ring key, P^T (fp16, 64 keys x the group's heads rounded up to 8
+    or 16), the votes (one fp32 per thread) and 1 KB for the buffers' alignment (77,056 B built
+    against 81,920 at D=256, 12 heads, 2 stages, bf16 q). The unified keys-as-rows kernel allocates
+    exactly q's two e4m3 tiles, its K/V ring, a byte per ring key, P^T (fp16, tile_n keys x
+    block_m), a growth per warp and the column reductions' scratch across the warps (fp32, warps x
+    block_m): 182,560 B at 64 packed rows, 128 keys, 2 stages; 76,176 B at 16 rows, 64 keys, 2
+    stages (three programs per SM)."""
     head_pad = next_pow2(key.head_size)
     if profile.keys_as_rows and key.kernel == "unified":
         ring = profile.num_stages * profile.tile_n
