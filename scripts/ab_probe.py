@@ -1,7 +1,8 @@
 """What the GPU A/B probes share: each variant checked once on a NaN-prefilled output against the
 float64 reference, then all variants timed alternately (graph timing over the rotated input sets,
 `runs` rounds, so that a drift of the GPU's clock spreads over all of them), min per variant.
-A variant is a callable (kwargs of one input set, output tensor) -> None."""
+A variant is a callable (kwargs of one input set, output tensor) -> None; `unified_variant` makes one
+from a unified kernel's launcher and a profile."""
 import torch
 
 from pagedattn import reference
@@ -23,3 +24,12 @@ def check_and_time(variants: dict, sets: list, expected: torch.Tensor, runs: int
             times[name].append(time_calls([lambda s=s, fn=fn, o=torch.empty_like(s.kwargs["q"]): fn(s.kwargs, o)
                                            for s in sets]))
     return {"ms": {name: min(t) for name, t in times.items()}, "ms_all": times, "rel_l2_nan": checks}
+
+
+def unified_variant(launch, profile):
+    """A variant that calls a unified launcher (`launch_unified_keys_rows`'s signature) with `profile`."""
+    def call(kw, out):
+        launch(kw["q"], kw["k_cache"], kw["v_cache"], out, kw["cu_seqlens_q"], kw["seq_lens"], kw["block_table"],
+               max_seqlen_q=kw["max_seqlen_q"], softmax_scale=kw["q"].shape[-1] ** -0.5, k_scale=kw["k_scale"],
+               v_scale=kw["v_scale"], profile=profile)
+    return call

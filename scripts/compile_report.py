@@ -140,14 +140,14 @@ def compile_sparse_keys_rows(q: str, group: int, head: int, page: int, profile: 
 
 
 def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
-                              multi_block: bool = False):
+                              multi_block: bool = False, sass: bool = False):
     ptrs = _pointer_types(q, "fp8", "unified")
     floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
     sig, const = _signature(unified_keys_rows_kernel, ptrs, floats, {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, TILE_N=profile.tile_n,
                  STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
                  MULTI_BLOCK=multi_block)
-    return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
+    return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
 
 
 def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource, sass: bool = False) -> dict:

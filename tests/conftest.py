@@ -138,20 +138,34 @@ def plant_rising_sparse_scores(kwargs: dict, tile_n: int) -> None:
     _check_rising_premises(_max_growth(q[:1], keys, tile_n))
 
 
-def plant_one_key_jump(kwargs: dict, slot: int) -> None:
-    """Rewrite sparse inputs (one KV head) so that each row's key in `slot` scores ~30 (log2 units)
-    above the row's other keys (within ~+-1 of each other): the tile that holds the slot raises the
-    running maximum past RESCALE_SLACK in one kernel warp only, whichever owns that key (a decision
-    that misses that warp leaves the key's p ~ 2^30, past fp16's range)."""
-    q, k_cache, table = kwargs["q"], kwargs["k_cache"], kwargs["block_table"]
-    page, head = k_cache.shape[1], q.shape[2]
+def _raise_one_key(q: torch.Tensor, k_cache: torch.Tensor, blocks: torch.Tensor, slots: torch.Tensor) -> None:
+    """q ~ 1, keys of KV head 0 within ~+-1 of each other in score, and the keys at (blocks, slots)
+    scoring ~30 (log2 units) above them: a decision that misses the kernel warp holding such a key
+    leaves its p ~ 2^30, past fp16's range."""
+    head = q.shape[2]
     q.copy_(1.0 + 0.01 * torch.randn_like(q))
     k_cache.copy_((0.05 * torch.randn(k_cache.shape, device=k_cache.device)).to(k_cache.dtype))
+    per_unit = 30.0 * head ** -0.5 / 1.4426950408889634  # q ~ 1: q . k x head**-0.5 x log2(e) = 30
+    k_cache[blocks.long(), slots.long(), 0] = torch.full((head,), per_unit, device=k_cache.device).to(k_cache.dtype)
+
+
+def plant_one_key_jump(kwargs: dict, slot: int) -> None:
+    """Sparse inputs (one KV head): each row's key in `slot` of its selections jumps (`_raise_one_key`),
+    so the tile that holds the slot raises the running maximum past RESCALE_SLACK in one kernel warp
+    only, whichever owns that key."""
+    page = kwargs["k_cache"].shape[1]
     pos = kwargs["indices"][:, slot].long()
     assert bool((pos >= 0).all())
-    per_unit = 30.0 * head ** -0.5 / 1.4426950408889634  # q ~ 1: q . k x head**-0.5 x log2(e) = 30
-    k_cache[table[kwargs["token_to_req"].long(), pos // page].long(), pos % page, 0] = torch.full(
-        (head,), per_unit, device=k_cache.device).to(k_cache.dtype)
+    blocks = kwargs["block_table"][kwargs["token_to_req"].long(), pos // page]
+    _raise_one_key(kwargs["q"], kwargs["k_cache"], blocks, pos % page)
+
+
+def plant_one_unified_key_jump(kwargs: dict, position: int) -> None:
+    """Unified inputs (one KV head): every sequence's key at `position` jumps (`_raise_one_key`)."""
+    page = kwargs["k_cache"].shape[1]
+    assert bool((kwargs["seq_lens"] > position).all())
+    blocks = kwargs["block_table"][:, position // page]
+    _raise_one_key(kwargs["q"], kwargs["k_cache"], blocks, torch.full_like(blocks, position % page))
 
 
 def check_sparse_graph_replay(shape, seed: int, profile=None) -> None:

@@ -190,15 +190,16 @@ def test_unified_keys_rows_kernel_builds_unserialized_and_as_the_estimate_says()
     splits or not): scores on FP8 wgmma (QGMMA: K is never converted), P.V on fp16 wgmma, no
     mma.sync, none serialized, shared memory exactly as `select.smem_bytes` estimates. The 128-key
     form: up to 32 packed rows no stack (157-214 registers with bf16 q); at 64 the build holds 255
-    registers and spills at most 96 bytes (perf-notes v17 item 4: 80 with splits, 48 without; v16's
-    112 before the row sums per key pair). The 64-key form (one warpgroup): no stack, and at 16
+    registers and spills at most 104 bytes (104 with splits since v27's partial rows stored from the
+    wgmma registers, 80 before; 48 without; perf-notes v17 item 4; v16's 112 before the row sums
+    per key pair). The 64-key form (one warpgroup): no stack, and at 16
     packed rows at most 168 registers, so that three programs fit an SM's 64K registers. The
     several-blocks build (MULTI_BLOCK) adds the block index: 104 bytes of stack at 64 rows
     (perf-notes v20 item 1), still none at 16 rows of the 64-key form."""
     for build in _compile_report(_UNIFIED_KEYS_ROWS_PROGRAM):
         assert build["QGMMA"] > 0 and build["HGMMA"] > 0 and build["HMMA"] == 0
         assert build["serial"] is False and build["regs"] <= 255
-        assert build["stack"] <= ((120 if build["multi"] else 96) if build["block_m"] == 64 else 0)
+        assert build["stack"] <= ((120 if build["multi"] else 104) if build["block_m"] == 64 else 0)
         assert build["smem"] == build["estimate"]
         if build["tile"] == 64 and build["block_m"] == 16:
             assert build["regs"] <= 168

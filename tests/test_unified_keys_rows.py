@@ -22,7 +22,7 @@ from pagedattn.tune import as_keys_as_rows, case_shape_key, sweep_candidates
 from pagedattn.workloads import UnifiedShape
 from conftest import (
     assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_unified_graph_replay, nan_like,
-    plant_rising_scores,
+    plant_one_unified_key_jump, plant_rising_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -285,6 +285,21 @@ def test_unified_keys_rows_rescales_lazily_across_rising_scores(splits, form, q_
     plant_rising_scores(kwargs, form.tile_n, slope=0.025, jump_at=192)
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
                                       profile=dataclasses.replace(form, num_splits=splits))
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("form,key", [(KEYS_ROWS, 0), (KEYS_ROWS, 40), (KEYS_ROWS, 127), (ONE_WARPGROUP, 21),
+                                      (ONE_WARPGROUP, 63)], ids=["n128-w0", "n128-w2", "n128-w7", "n64-w1", "n64-w3"])
+def test_unified_keys_rows_rescales_when_one_warp_alone_sees_the_jump(form, key):
+    """Every sequence's key 2 x tile_n + `key` scores ~30 (log2 units) above the others
+    (conftest.plant_one_unified_key_jump): only the warp holding it (keys 16 w .. 16 w + 15 of a tile)
+    sees its growth pass RESCALE_SLACK, and its vote alone must make every warp rescale."""
+    kwargs = UnifiedShape((4, 2), (700, 450), 16, 1, 256, 16, kv_dtype="fp8").build("cuda", seed=43).kwargs
+    kwargs |= {"k_scale": 1.0, "v_scale": 1.0}
+    plant_one_unified_key_jump(kwargs, 2 * form.tile_n + key)
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=form)
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
 
 

@@ -1,8 +1,9 @@
 """Helpers shared by the Gluon kernels (ops/verify_wgmma.py, ops/unified_keys_rows.py,
 ops/sparse_exchange.py, ops/sparse_keys_rows.py): a per-tensor scale read, the in-register
-conversion of FP8 pages' paired values, and the keys-as-rows kernels' output rows. Both kernel
-families' table hashes cover this file (profiles/tables.py), so each kernel file hashes only its
-own family's code: an edit of a sparse kernel leaves the unified table current, and back.
+conversion of FP8 pages' paired values, the keys-as-rows kernels' output rows, and a warp's vote.
+Both kernel families' table hashes cover this file (profiles/tables.py), so each kernel file
+hashes only its own family's code: an edit of a sparse kernel leaves the unified table current,
+and back.
 No launch parameters are decided here.
 """
 
@@ -49,3 +50,17 @@ def interleaved_rows(o_even, o_odd, l_sum, v_scale, OUT: gl.constexpr):
                                 gl.SliceLayout(0, o_even.type.layout))
     o = gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :])
     return gl.convert_layout(gl.reshape(gl.permute(o, [1, 0, 2]), [o_even.shape[1], 2 * o_even.shape[0]]), OUT), has_keys
+
+
+@gluon.jit
+def warp_votes(x, bound):
+    """1.0 in every lane of a warp if any lane's x exceeds `bound`, else 0.0 (one element per thread):
+    vote.sync.any, where a maximum over the warp's lanes takes a tree of five shuffles."""
+    return gl.inline_asm_elementwise(
+        """{
+        .reg .pred above, any;
+        setp.gt.f32 above, $1, $2;
+        vote.sync.any.pred any, above, 0xffffffff;
+        selp.f32 $0, 0f3F800000, 0f00000000, any;
+        }""",
+        "=r,r,r", [x, gl.full_like(x, bound)], dtype=gl.float32, is_pure=True, pack=1)

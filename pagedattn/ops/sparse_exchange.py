@@ -7,7 +7,7 @@ row sum and P's change of layout are each a cross-warp exchange, 9 barriers per 
 build (perf-notes v11). Here each warp computes the scores of its half of the tile's keys, P with
 the exponent base it already holds (kept lazily, as in ops/common.py), and its vote: whether any of
 its scores exceeds that base by more than RESCALE_SLACK (log2 units; each thread takes the largest
-amount over its own registers, then one `vote.sync` over the warp, `_warp_votes`, where a maximum
+amount over its own registers, then one `vote.sync` over the warp, `gluon_common.warp_votes`, where a maximum
 over the lanes took five shuffles, perf-notes v26); P and both votes go to shared memory together
 and one barrier later both warps read the full P and take the same decision. Only when a vote is
 set (the first tile, and rarely after) do the warps exchange their row maxima (a second barrier),
@@ -66,7 +66,7 @@ from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
 
 from ..profiles.types import EXCHANGE_BLOCK_M, EXCHANGE_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
-from .gluon_common import fp8_pairs_to_fp16, load_scale
+from .gluon_common import fp8_pairs_to_fp16, load_scale, warp_votes
 from .sparse import prepare_sparse_call
 
 BLOCK_M = gl.constexpr(EXCHANGE_BLOCK_M)
@@ -103,20 +103,6 @@ def _q_operand(q_ptr, row, kv_head, stride_q_row, stride_q_head, softmax_scale, 
     q = gl.load(q_ptr + row * stride_q_row + (kv_head * GROUP + offs_m)[:, None] * stride_q_head + cols[None, :],
                 mask=(offs_m < GROUP)[:, None], other=0.0)
     return (q.to(gl.float32) * softmax_scale).to(gl.float16)
-
-
-@gluon.jit
-def _warp_votes(x, bound):
-    """1.0 in every lane of a warp if any lane's x exceeds `bound`, else 0.0 (one element per thread):
-    vote.sync.any, where a maximum over the warp's lanes takes a tree of five shuffles."""
-    return gl.inline_asm_elementwise(
-        """{
-        .reg .pred above, any;
-        setp.gt.f32 above, $1, $2;
-        vote.sync.any.pred any, above, 0xffffffff;
-        selp.f32 $0, 0f3F800000, 0f00000000, any;
-        }""",
-        "=r,r,r", [x, gl.full_like(x, bound)], dtype=gl.float32, is_pure=True, pack=1)
 
 
 @gluon.jit
@@ -306,7 +292,7 @@ def sparse_exchange_kernel(
         # its warp w: its largest growth from registers alone, then the warp's vote
         own = gl.reshape(growth, [2, 8, TILE_N // 16, WARPS, 4, 2])
         own = gl.permute(gl.max(gl.max(gl.max(own, axis=5), axis=2), axis=0), [0, 2, 1])  # [r, lane % 4, warp]
-        votes_smem.store(gl.reshape(_warp_votes(own, RESCALE_SLACK), [32, WARPS]))
+        votes_smem.store(gl.reshape(warp_votes(own, RESCALE_SLACK), [32, WARPS]))
         p_smem.store(p.to(MMA_DTYPE))
         gl.thread_barrier()  # the exchange: both warps' P and votes
         # the same decision in both warps: either warp's vote (lane 0's copies)

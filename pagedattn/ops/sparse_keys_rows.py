@@ -12,7 +12,7 @@ operands but needs 64 rows; here the rows are 64 selected keys and the query hea
   v14 item 1); 2^-k, the softmax scale and k_scale scale the scores per head;
 * the softmax runs down the keys, with ops/sparse_exchange.py's lazy base: each warp's vote
   (whether any of its scores grew past the running base by more than RESCALE_SLACK, one
-  `vote.sync`, `_warp_votes`) goes to shared memory with P^T, and only a set vote moves the base,
+  `vote.sync`, `gluon_common.warp_votes`) goes to shared memory with P^T, and only a set vote moves the base,
   rescales O and l and rewrites P (a second barrier);
 * O^T = V^T . P^T on fp16 wgmma: V converted in registers (ops/sparse_exchange.py's int16-pair
   conversion) as the A operand, so O^T splits into even and odd head dimensions, and P^T from
@@ -47,8 +47,8 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
 from .sparse import prepare_sparse_call
-from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale
-from .sparse_exchange import _issue_tile, _start_ring, _token_ids, _warp_votes, dense_pages, token_row_width
+from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale, warp_votes
+from .sparse_exchange import _issue_tile, _start_ring, _token_ids, dense_pages, token_row_width
 
 WARPS = gl.constexpr(KEYS_ROWS_WARPS)
 TILE_N = gl.constexpr(KEYS_ROWS_TILE)
@@ -171,7 +171,7 @@ def sparse_keys_rows_kernel(
         # 8 j + 2 (lane % 4) + {0, 1}: its largest growth from registers alone, then the warp's vote
         own = gl.reshape(growth, [WARPS, 2, 8, HN // 8, 4, 2])
         own = gl.permute(gl.max(gl.max(gl.max(own, axis=5), axis=3), axis=1), [1, 2, 0])  # [r, lane % 4, warp]
-        votes_smem.store(_warp_votes(gl.reshape(own, [32, WARPS]), RESCALE_SLACK))
+        votes_smem.store(warp_votes(gl.reshape(own, [32, WARPS]), RESCALE_SLACK))
         p_smem.store(p.to(gl.float16))
         fence_async_shared()
         gl.thread_barrier()  # every warp's P^T rows and vote

@@ -9,9 +9,10 @@ in ops/sparse_keys_rows.py, and the packed query rows are N:
 * S^T = K . Q^T on FP8 wgmma, 64 keys per warpgroup and step (128 on two warpgroups, or 64 on one),
   K straight from the cp.async ring, q as ops/verify_wgmma.py's two e4m3 tiles (`_e4m3_pair`) read
   once per step; 2^-k per packed row, the softmax scale and k_scale scale the scores per column;
-* the softmax runs down the keys with ops/sparse_keys_rows.py's lazy base: each warp's largest
-  growth over the running base goes to shared memory with P^T, and only a growth past
-  RESCALE_SLACK moves the base, rescales O and l and rewrites P^T (a second barrier). The scaled
+* the softmax runs down the keys with ops/sparse_keys_rows.py's lazy base: each warp's vote
+  (whether any of its scores grew past the running base by more than RESCALE_SLACK, one
+  `vote.sync`, `gluon_common.warp_votes`) goes to shared memory with P^T, and only a set vote moves
+  the base, rescales O and l and rewrites P^T (a second barrier). The scaled
   score minus the base is one FFMA; a tile whose keys all precede the sequence's first query masks
   only unusable keys (one compare per key, not per score), so padding columns start at base 0
   (their scores are 0) rather than force a rescale there; l is kept per pair of keys a thread holds
@@ -29,7 +30,11 @@ segments are cut from each sequence's length on the device as in ops/unified.py;
 sequence's keys write lse = -inf and exit; rows that see no key write 0. The sequence's length is
 read with its query bounds, before the empty-sequence exit, so the three take one round trip; q is
 read before the first tiles' copies are issued and converted after them, so the two reads overlap
-(perf-notes v17 item 2).
+(perf-notes v17 item 2). With splits, the fp32 partial rows are stored straight from O^T's wgmma
+registers, one 8-byte store per pair of head dimensions, instead of through a layout change in
+shared memory (perf-notes v27 item 2: the stores took 2.8 instead of 6.6 us per 64-row program,
+8 % of the q=4 long request's time); a single pass writes its 16-bit rows through the layout
+change, whose 16-byte stores need fewer registers.
 
 Grid: (sequences x query blocks, KV heads, KV segments). A block holds block_m // GROUP query
 tokens and each sequence gets cdiv(max_seqlen_q, block_m // GROUP) blocks; column c of a block is
@@ -49,14 +54,14 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 256 x block_m / threads: 64 at the most); more rows than that run in several blocks.
   tile_n        keys per step, 16 per warp (each warp's rows of S^T): 128 with num_warps = 8 (two
                 warpgroups split the keys for the scores and O^T's head dimension) or 64 with
-                num_warps = 4 (one warpgroup does both: at 16 packed rows 166 registers and 76 KB,
+                num_warps = 4 (one warpgroup does both: at 16 packed rows 162 registers and 76 KB,
                 so three programs share an SM, each with its own barriers; perf-notes v19 item 1:
                 6-11 % less time than 128 keys on FP8 batch decode at 32,768 keys).
   head size 256 O^T's even and odd halves (128 rows each).
   num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
                 stages x tile_n x 256 x 2 (K, V) + stages x tile_n (usable keys) + tile_n x block_m x
-                2 (P^T) + 4 x warps x (1 + block_m) (growths, the column reductions' scratch):
-                182,560 B at 64 packed rows, 128 keys and 2 stages (one program per SM); 3 stages of
+                2 (P^T) + 4 x warps x (32 + block_m) (votes, one per thread; the column reductions'
+                scratch): 183,552 B at 64 packed rows, 128 keys and 2 stages (one program per SM); 3 stages of
                 128 keys fit up to 32 rows (measured 4-6 % slower than 2 at 16 rows, perf-notes v16
                 items 3-4).
   num_splits    sequences x KV heads programs must fill the SMs' program slots (one per SM with 128
@@ -70,7 +75,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 
 from ..profiles.types import LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
-from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale
+from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale, warp_votes
 from .verify_wgmma import (
     BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages,
 )
@@ -94,7 +99,6 @@ def unified_keys_rows_kernel(
     seq, q_first, q_len, kv_len = _query_block(cu_q_ptr, seq_lens_ptr, q_blocks, HN // GROUP, MULTI_BLOCK)
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
-    DTYPE: gl.constexpr = q_ptr.dtype.element_ty
     COPY: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [WARPS, 1], [1, 0])
     Q_LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, HN, 32])
@@ -133,7 +137,8 @@ def unified_keys_rows_kernel(
     usable_smem = gl.allocate_shared_memory(gl.int8, [STAGES, TILE_N], FLAT)
     p_smem = gl.allocate_shared_memory(gl.float16, [TILE_N, HN],
                                        gl.NVMMASharedLayout.get_default_for([TILE_N, HN], gl.float16))
-    growth_smem = gl.allocate_shared_memory(gl.float32, [WARPS], FLAT)
+    # each thread's copy of its warp's vote
+    votes_smem = gl.allocate_shared_memory(gl.float32, [32, WARPS], gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0]))
     table_row = table_ptr + seq.to(gl.int64) * stride_table
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
@@ -183,12 +188,17 @@ def unified_keys_rows_kernel(
             growth = gl.where(pos[:, None] <= q_pos[None, :], gl.fma(s, col_scale[None, :], -m_i[None, :]),
                               float("-inf"))  # scaled s - base
         p = gl.exp2(growth)
-        # warp w holds keys 16w .. 16w + 15 of the tile: its largest growth over them and all columns
-        growth_smem.store(gl.max(gl.max(gl.reshape(growth, [WARPS, TILE_N // WARPS, HN]), axis=2), axis=1))
+        # warp w holds keys 16 w + r and 16 w + 8 + r (r = lane // 4) of the tile and columns
+        # 8 j + 2 (lane % 4) + {0, 1}: its largest growth from registers alone, then the warp's vote
+        own = gl.reshape(growth, [WARPS, 2, 8, HN // 8, 4, 2])
+        own = gl.permute(gl.max(gl.max(gl.max(own, axis=5), axis=3), axis=1), [1, 2, 0])  # [r, lane % 4, warp]
+        votes_smem.store(warp_votes(gl.reshape(own, [32, WARPS]), RESCALE_SLACK))
         p_smem.store(p.to(gl.float16))
         fence_async_shared()
-        gl.thread_barrier()  # every warp's P^T rows and growth
-        if gl.max(growth_smem.load(GROWTH_ALL), axis=0) > RESCALE_SLACK:
+        gl.thread_barrier()  # every warp's P^T rows and vote
+        # the same decision in every warp: any warp's vote (lane 0's copies)
+        if gl.max(votes_smem._reinterpret(gl.float32, [32, WARPS], FLAT).index(0).load(GROWTH_ALL),
+                  axis=0) > 0.0:
             visible = pos[:, None] <= q_pos[None, :]
             m_new = gl.maximum(m_i, gl.max(gl.where(visible, s * col_scale[None, :], float("-inf")), axis=0))
             alpha = gl.exp2(m_i - m_new)
@@ -212,22 +222,43 @@ def unified_keys_rows_kernel(
     async_copy.wait_group(0)
 
     l_sum = gl.convert_layout(gl.sum(gl.sum(l_i, axis=1), axis=0), COLS)
-    OUT: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
-    # O^T's halves back into rows of packed queries
-    o, has_keys = interleaved_rows(o_even, o_odd, l_sum, load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR), OUT)
-    offs_o = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
-    o_ok = (offs_o < HN // GROUP * GROUP) & (offs_o // GROUP < q_len)
-    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))
-    tok = (q_first + offs_o // GROUP).to(gl.int64)
-    head = kv_head * GROUP + offs_o % GROUP
+    v_scale = load_scale(v_scale_ptr, v_scale_value, V_SCALE_TENSOR)
+    # O^T's halves as rows of packed queries: fp32 partial rows stored straight from their registers
     if SPLIT:
-        rows_o = ((split * num_tokens).to(gl.int64) + tok) * NUM_Q_HEADS + head
-        gl.store(part_ptr + (rows_o * D)[:, None] + offs_d[None, :], o, mask=o_ok[:, None])
+        has_keys = _store_interleaved_rows(o_even, o_odd, l_sum, v_scale, part_ptr + part_cols * D, col_ok)
         lse = gl.where(has_keys, m_i + gl.log2(gl.where(has_keys, l_sum, 1.0)), float("-inf"))
         gl.store(lse_ptr + part_cols, lse, mask=col_ok)
-    else:
-        gl.store(out_ptr + (tok * stride_o_tok + head * stride_o_head)[:, None] + offs_d[None, :], o.to(DTYPE),
-                 mask=o_ok[:, None])
+    else:  # 16-bit rows through the layout change: 16-byte stores (pairs would be 4-byte ones and take 13
+        # more registers, which costs the one-warpgroup form its third program per SM)
+        OUT: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
+        o, _ = interleaved_rows(o_even, o_odd, l_sum, v_scale, OUT)
+        offs_o = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
+        o_ok = (offs_o < HN // GROUP * GROUP) & (offs_o // GROUP < q_len)
+        offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))
+        rows = (q_first + offs_o // GROUP).to(gl.int64) * stride_o_tok + (kv_head * GROUP + offs_o % GROUP) * stride_o_head
+        gl.store(out_ptr + rows[:, None] + offs_d[None, :], o.to(out_ptr.dtype.element_ty), mask=o_ok[:, None])
+
+
+@gluon.jit
+def _store_interleaved_rows(o_even, o_odd, l_sum, v_scale, col_ptrs, col_ok):
+    """gluon_common.interleaved_rows' values stored straight from O^T's wgmma registers, without
+    its layout change through shared memory: head dimensions 2i and 2i + 1 of column c (one register of each
+    half) go to col_ptrs[c] + 2i and + 2i + 1, one 8-byte (fp32) or 4-byte store per pair, so a
+    warp's store covers 16 consecutive dimensions of each of 4 columns (whole 32-byte sectors).
+    col_ptrs: a pointer per column (the row it is written to, head dimension 0; its element type is
+    the stored one); columns whose col_ok is false are not written. Returns which columns saw keys."""
+    MMA: gl.constexpr = o_even.type.layout
+    has_keys = l_sum > 0.0
+    o_scale = gl.convert_layout(gl.where(has_keys, v_scale / gl.where(has_keys, l_sum, 1.0), 0.0),
+                                gl.SliceLayout(0, MMA))
+    o = gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :])
+    PAIRS: gl.constexpr = o.type.layout
+    COLUMNS: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, PAIRS))
+    dims = gl.arange(0, o_even.shape[0], layout=gl.SliceLayout(1, gl.SliceLayout(2, PAIRS)))
+    pair = gl.arange(0, 2, layout=gl.SliceLayout(0, gl.SliceLayout(1, PAIRS)))
+    ptrs = gl.convert_layout(col_ptrs, COLUMNS)[None, :, None] + (2 * dims)[:, None, None] + pair[None, None, :]
+    gl.store(ptrs, o.to(col_ptrs.dtype.element_ty), mask=gl.convert_layout(col_ok, COLUMNS)[None, :, None])
+    return has_keys
 
 
 def launch_unified_keys_rows(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *, max_seqlen_q: int,

@@ -89,14 +89,14 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     or 16), the votes (one fp32 per thread) and 1 KB for the buffers' alignment (77,056 B built
     against 81,920 at D=256, 12 heads, 2 stages, bf16 q). The unified keys-as-rows kernel allocates
     exactly q's two e4m3 tiles, its K/V ring, a byte per ring key, P^T (fp16, tile_n keys x
-    block_m), a growth per warp and the column reductions' scratch across the warps (fp32, warps x
-    block_m): 182,560 B at 64 packed rows, 128 keys, 2 stages; 76,176 B at 16 rows, 64 keys, 2
-    stages (three programs per SM)."""
+    block_m), the votes (one fp32 per thread) and the column reductions' scratch across the warps
+    (fp32, warps x block_m): 183,552 B at 64 packed rows, 128 keys, 2 stages; 76,672 B at 16 rows,
+    64 keys, 2 stages (three programs per SM)."""
     head_pad = next_pow2(key.head_size)
     if profile.keys_as_rows and key.kernel == "unified":
         ring = profile.num_stages * profile.tile_n
         return 2 * profile.block_m * head_pad + 2 * ring * head_pad + ring + \
-            profile.tile_n * profile.block_m * 2 + 4 * profile.num_warps * (1 + profile.block_m)
+            profile.tile_n * profile.block_m * 2 + 4 * profile.num_warps * (32 + profile.block_m)
     if profile.keys_as_rows:
         heads = max(8, next_pow2(key.group))
         ring = profile.num_stages * KEYS_ROWS_TILE
