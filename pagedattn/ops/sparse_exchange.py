@@ -7,11 +7,11 @@ row sum and P's change of layout are each a cross-warp exchange, 9 barriers per 
 build (perf-notes v11). Here each warp computes the scores of its half of the tile's keys, P with
 the exponent base it already holds (kept lazily, as in ops/common.py), and its vote: whether any of
 its scores exceeds that base by more than RESCALE_SLACK (log2 units; each thread takes the largest
-amount over its own registers, then one `vote.sync` over the warp, `gluon_common.warp_votes`, where a maximum
-over the lanes took five shuffles, perf-notes v26); P and both votes go to shared memory together
-and one barrier later both warps read the full P and take the same decision. Only when a vote is
-set (the first tile, and rarely after) do the warps exchange their row maxima (a second barrier),
-move the base, rescale O and l and rewrite P (a third).
+amount over its own registers, then one `vote.sync` over the warp, `gluon_common.warp_votes`,
+where a maximum over the lanes took five shuffles, perf-notes v26); P and both votes go to shared
+memory together and one barrier later both warps read the full P and take the same decision. Only
+when a vote is set (the first tile, and rarely after) do the warps exchange their row maxima (a
+second barrier), move the base, rescale O and l and rewrite P (a third).
 Row sums stay element-wise in each warp's registers until the end. K/V tiles come through a ring of
 cp.async copies (token ids read a step ahead into registers, without bounds at one split: the
 pre-pass pads each row with -1 as far as the ring reads ahead, `token_row_width`; each copied row's

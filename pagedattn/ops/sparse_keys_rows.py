@@ -12,8 +12,8 @@ operands but needs 64 rows; here the rows are 64 selected keys and the query hea
   v14 item 1); 2^-k, the softmax scale and k_scale scale the scores per head;
 * the softmax runs down the keys, with ops/sparse_exchange.py's lazy base: each warp's vote
   (whether any of its scores grew past the running base by more than RESCALE_SLACK, one
-  `vote.sync`, `gluon_common.warp_votes`) goes to shared memory with P^T, and only a set vote moves the base,
-  rescales O and l and rewrites P (a second barrier);
+  `vote.sync`, `gluon_common.warp_votes`) goes to shared memory with P^T, and only a set vote
+  moves the base, rescales O and l and rewrites P (a second barrier);
 * O^T = V^T . P^T on fp16 wgmma: V converted in registers (ops/sparse_exchange.py's int16-pair
   conversion) as the A operand, so O^T splits into even and odd head dimensions, and P^T from
   shared memory; P.V runs in two halves of the tile's keys so that only half of V's fp16 fragments

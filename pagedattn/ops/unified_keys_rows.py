@@ -32,7 +32,7 @@ read with its query bounds, before the empty-sequence exit, so the three take on
 read before the first tiles' copies are issued and converted after them, so the two reads overlap
 (perf-notes v17 item 2). With splits, the fp32 partial rows are stored straight from O^T's wgmma
 registers, one 8-byte store per pair of head dimensions, instead of through a layout change in
-shared memory (perf-notes v27 item 2: the stores took 2.8 instead of 6.6 us per 64-row program,
+shared memory (perf-notes v27 item 3: the stores took 2.8 instead of 6.6 us per 64-row program,
 8 % of the q=4 long request's time); a single pass writes its 16-bit rows through the layout
 change, whose 16-byte stores need fewer registers.
 
@@ -61,9 +61,9 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
   num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
                 stages x tile_n x 256 x 2 (K, V) + stages x tile_n (usable keys) + tile_n x block_m x
                 2 (P^T) + 4 x warps x (32 + block_m) (votes, one per thread; the column reductions'
-                scratch): 183,552 B at 64 packed rows, 128 keys and 2 stages (one program per SM); 3 stages of
-                128 keys fit up to 32 rows (measured 4-6 % slower than 2 at 16 rows, perf-notes v16
-                items 3-4).
+                scratch): 183,552 B at 64 packed rows, 128 keys and 2 stages (one program per SM);
+                3 stages of 128 keys fit up to 32 rows (measured 4-6 % slower than 2 at 16 rows,
+                perf-notes v16 items 3-4).
   num_splits    sequences x KV heads programs must fill the SMs' program slots (one per SM with 128
                 keys, two or three with 64).
 """
@@ -235,7 +235,8 @@ def unified_keys_rows_kernel(
         offs_o = gl.arange(0, HN, layout=gl.SliceLayout(1, OUT))
         o_ok = (offs_o < HN // GROUP * GROUP) & (offs_o // GROUP < q_len)
         offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, OUT))
-        rows = (q_first + offs_o // GROUP).to(gl.int64) * stride_o_tok + (kv_head * GROUP + offs_o % GROUP) * stride_o_head
+        rows = (q_first + offs_o // GROUP).to(gl.int64) * stride_o_tok + \
+            (kv_head * GROUP + offs_o % GROUP) * stride_o_head
         gl.store(out_ptr + rows[:, None] + offs_d[None, :], o.to(out_ptr.dtype.element_ty), mask=o_ok[:, None])
 
 
