@@ -11,13 +11,16 @@ stamps' cost is the stamped kernels' graph time against the unstamped ones'. Cal
 tree (the vote); call 3 the tree (the epilogue's direct stores, "direct") and build/v27/ukr_vote.py
 (call 1's file, "vote"); call 5 the tree alone, with three more stamps in the prologue: after the
 query-block bounds were read (the empty-block exit needs them), after `_fill_ring` (the first
-tiles' page-table entries read, their copies issued) and after `_e4m3_pair` (q read and split).
+tiles' page-table entries read, their copies issued) and after `_e4m3_pair` (q read and split);
+call 6 the tree alone, with four sums over the loop's steps besides: the ring's wait and barrier,
+Q.K^T to its wait, the softmax to P^T's barrier, P.V to its last wait.
 Usage: stamp_probe.py OUT.json [NAME ...] (default: every source), or --build"""
 import json, re, statistics, sys
 from pathlib import Path
 
 SOURCES = {"direct": Path("pagedattn/ops/unified_keys_rows.py"), "vote": Path("build/v27/ukr_vote.py")}
-FIELDS = ("start", "bounds", "ring", "split", "loop", "first", "drained", "sums", "end", "smid", "tiles")
+FIELDS = ("start", "bounds", "ring", "split", "loop", "first", "drained", "sums", "end", "wait", "scores", "softmax",
+          "pv", "smid", "tiles")
 
 HELPERS = '''
 
@@ -63,8 +66,18 @@ def build(name: str) -> None:
     ring = s.index("\n", s.index("SAME_STRIDES, COPY)", s.index("    _fill_ring(")))
     s = s[:ring] + "\n    t_ring = _now(zero)" + s[ring:]
     s = sub(r"^(    q_hi, q_lo, down = _e4m3_pair.*)$", r"\1\n    t_split = _now(zero)", s)
-    s = sub(r"^(    for t in range\(tile_lo, tile_hi\):)$", r"    t_loop = _now(zero)\n    t_first = t_loop\n\1", s)
-    s = sub(r"^(        gl.thread_barrier\(\)  # tile t landed.*)$", r"\1\n        t_first = gl.where(t == tile_lo, _now(zero), t_first)", s)
+    s = sub(r"^(    for t in range\(tile_lo, tile_hi\):)$", r"    t_loop = _now(zero)\n    t_first = t_loop\n"
+            r"    t_wait = zero.to(gl.int64)\n    t_scores = t_wait\n    t_softmax = t_wait\n    t_pv = t_wait\n\1", s)
+    # per loop step: the ring's wait and barrier, Q.K^T to its wait, the softmax to P^T's barrier (and a
+    # rescale), P.V to its last wait, each summed over the program's tiles
+    s = sub(r"^(        async_copy.wait_group\(STAGES - 2\))$", r"        step_a = _now(zero)\n\1", s)
+    s = sub(r"^(        gl.thread_barrier\(\)  # tile t landed.*)$", r"\1\n        step_b = _now(zero)\n"
+            r"        t_wait += step_b - step_a\n        t_first = gl.where(t == tile_lo, step_b, t_first)", s)
+    s = sub(r"^(        s = warpgroup_mma_wait\(num_outstanding=0, deps=\(s,\)\))$", r"\1\n        step_c = _now(zero)\n"
+            r"        t_scores += step_c - step_b", s)
+    s = sub(r"^(        l_i = l_i \+ gl.sum.*)$", r"        step_d = _now(zero)\n        t_softmax += step_d - step_c\n\1", s)
+    s = sub(r"^(            o_even, o_odd = warpgroup_mma_wait\(num_outstanding=0, deps=\(o_even, o_odd\)\))$",
+            r"\1\n        t_pv += _now(zero) - step_d", s)
     s = sub(r"^(    async_copy.wait_group\(0\))$", r"\1\n    t_drained = _now(zero)", s)
     s = sub(r"^(    l_sum = .*)$", r"\1\n    t_sums = _now(zero)", s)
     end = s.index("\n\n\n", s.index("def unified_keys_rows_kernel("))  # the kernel's last line
@@ -94,6 +107,7 @@ def summarize(st):
             "first_tile_us": phase("loop", "first"), "per_later_tile_us": median(per_tile) / 1e3 if per_tile else None,
             "loop_after_first_us": phase("first", "drained"), "epilogue_us": phase("drained", "end"),
             "row_sums_us": phase("drained", "sums"), "rows_stored_us": phase("sums", "end"),
+            **{f"{f}_per_tile_us": median([r[f] / r["tiles"] / 1e3 for r in st]) for f in ("wait", "scores", "softmax", "pv")},
             "programs_per_sm_max": max(sum(1 for r in st if r["smid"] == sm) for sm in {r["smid"] for r in st}),
             "sms": len({r["smid"] for r in st})}
 
