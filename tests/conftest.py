@@ -168,6 +168,17 @@ def plant_one_unified_key_jump(kwargs: dict, position: int) -> None:
     _raise_one_key(kwargs["q"], kwargs["k_cache"], blocks, torch.full_like(blocks, position % page))
 
 
+def poison_past_lengths(kwargs: dict) -> None:
+    """Fill the slots past each sequence's length in its last page with NaN bit patterns (0xFF: NaN
+    in e4m3, and in bf16 / fp16 pairs), in both caches. Whatever a kernel copies with those pages
+    must stay out of its result (0 x NaN in P.V is NaN). The pages belong to one sequence each."""
+    page = kwargs["k_cache"].shape[1]
+    for seq, length in enumerate(kwargs["seq_lens"].tolist()):
+        last = int(kwargs["block_table"][seq, (length - 1) // page])
+        for cache in (kwargs["k_cache"], kwargs["v_cache"]):
+            cache.view(torch.uint8)[last, length % page or page:] = 0xFF
+
+
 def check_sparse_graph_replay(shape, seed: int, profile=None) -> None:
     """Capture one sparse call of `shape` (a SparseShape) with `profile` (None: the dispatcher's);
     replay it twice after writing new selections (another overlap), requests (reversed) and queries
