@@ -1,6 +1,7 @@
 """Helpers shared by the Gluon kernels (ops/verify_wgmma.py, ops/unified_keys_rows.py,
 ops/sparse_exchange.py, ops/sparse_keys_rows.py): a per-tensor scale read, the in-register
-conversion of FP8 pages' paired values, the keys-as-rows kernels' output rows, and a warp's vote.
+conversion of FP8 pages' paired values, the keys-as-rows kernels' output rows, and a warp's vote
+with its read back by every thread.
 Both kernel families' table hashes cover this file (profiles/tables.py), so each kernel file
 hashes only its own family's code: an edit of a sparse kernel leaves the unified table current,
 and back.
@@ -40,15 +41,22 @@ def fp8_pairs_to_fp16(pairs):
 
 
 @gluon.jit
-def interleaved_rows(o_even, o_odd, l_sum, v_scale, OUT: gl.constexpr):
+def scaled_halves(o_even, o_odd, l_sum, v_scale):
     """The keys-as-rows kernels' O^T halves (even and odd head dimensions, one column per query row)
-    divided by each column's row sum l_sum and times v_scale, interleaved back into [columns, head
-    size] rows in layout OUT; a column that saw no key (l_sum 0) gives 0. Returns the rows and which
-    columns saw keys."""
+    divided by each column's row sum l_sum and times v_scale, joined as [head size / 2, columns, 2]
+    in their registers; a column that saw no key (l_sum 0) gives 0. Returns them and which columns
+    saw keys."""
     has_keys = l_sum > 0.0
     o_scale = gl.convert_layout(gl.where(has_keys, v_scale / gl.where(has_keys, l_sum, 1.0), 0.0),
                                 gl.SliceLayout(0, o_even.type.layout))
-    o = gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :])
+    return gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :]), has_keys
+
+
+@gluon.jit
+def interleaved_rows(o_even, o_odd, l_sum, v_scale, OUT: gl.constexpr):
+    """`scaled_halves` interleaved back into [columns, head size] rows in layout OUT (a layout change
+    through shared memory). Returns the rows and which columns saw keys."""
+    o, has_keys = scaled_halves(o_even, o_odd, l_sum, v_scale)
     return gl.convert_layout(gl.reshape(gl.permute(o, [1, 0, 2]), [o_even.shape[1], 2 * o_even.shape[0]]), OUT), has_keys
 
 
@@ -64,3 +72,14 @@ def warp_votes(x, bound):
         selp.f32 $0, 0f3F800000, 0f00000000, any;
         }""",
         "=r,r,r", [x, gl.full_like(x, bound)], dtype=gl.float32, is_pure=True, pack=1)
+
+
+@gluon.jit
+def any_warp_voted(votes_smem):
+    """Whether any warp's vote is set, the same answer in every thread: votes_smem [32, warps] holds
+    each thread's `warp_votes` value (a row per lane, a column per warp), stored and made visible by
+    the caller's barrier; every thread reads lane 0's row."""
+    WARPS: gl.constexpr = votes_smem.shape[1]
+    EVERY_WARPS_VOTE: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # all of them in every thread
+    lane0 = votes_smem._reinterpret(gl.float32, [32, WARPS], gl.SwizzledSharedLayout(1, 1, 1, order=[0])).index(0)
+    return gl.max(lane0.load(EVERY_WARPS_VOTE), axis=0) > 0.0

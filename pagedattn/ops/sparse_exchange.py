@@ -66,7 +66,7 @@ from triton.experimental.gluon.language.nvidia.ampere import async_copy, mma_v2
 
 from ..profiles.types import EXCHANGE_BLOCK_M, EXCHANGE_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
-from .gluon_common import fp8_pairs_to_fp16, load_scale, warp_votes
+from .gluon_common import any_warp_voted, fp8_pairs_to_fp16, load_scale, warp_votes
 from .sparse import prepare_sparse_call
 
 BLOCK_M = gl.constexpr(EXCHANGE_BLOCK_M)
@@ -147,18 +147,18 @@ def _issue_tile(k_cols, v_cols, k_ring, v_ring, bias_ring, token, t, stride_k_bl
     """cp.async of tile t's K and V rows (`k_cols`, `v_cols`: the program's KV head's pointers to a
     row's columns, in the copy layout) into ring slot t % STAGES (unusable ids zero-filled, never
     read), and each key's additive score mask (0, or -inf for an unusable key) into the same slot of
-    an fp32 ring for the softmax. Token ids are >= 0 once masked (`id`), so the offsets are unsigned
+    an fp32 ring for the softmax. Token ids are >= 0 once masked (`masked`), so the offsets are unsigned
     32 x 32 -> 64-bit products (the strides taken as 32-bit: a page stride of 2^32 elements or more,
     a page of 8 GB at 16 bits, would wrap); with dense pages (page stride = PAGE x slot stride, both
     caches) a token id times the slot stride is its row (perf-notes v13)."""
     usable = token >= 0
-    id = gl.where(usable, token, 0)
+    masked = gl.where(usable, token, 0)
     if DENSE_PAGES:
-        k_rows = _wide_product(id, stride_k_slot)
-        v_rows = _wide_product(id, stride_v_slot)
+        k_rows = _wide_product(masked, stride_k_slot)
+        v_rows = _wide_product(masked, stride_v_slot)
     else:
-        phys = id // PAGE
-        slot = id % PAGE
+        phys = masked // PAGE
+        slot = masked % PAGE
         k_rows = _wide_product(phys, stride_k_block) + _wide_product(slot, stride_k_slot)
         v_rows = _wide_product(phys, stride_v_block) + _wide_product(slot, stride_v_slot)
     async_copy.async_copy_global_to_shared(k_ring.index(t % STAGES), k_cols[None, :] + k_rows[:, None],
@@ -222,7 +222,6 @@ def sparse_exchange_kernel(
     FLAT_1D: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     # P's rows are TILE_N x 2 bytes: rows sharing a 128-byte line get different 16-byte units
     P_SMEM: gl.constexpr = gl.SwizzledSharedLayout(8, max(1, 64 // TILE_N), min(8, TILE_N // 8), order=[1, 0])
-    GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # both warps' values in every thread
 
     used = topk
     if HAS_COUNTS:  # stop after the row's valid slots instead of scanning its padding
@@ -296,8 +295,7 @@ def sparse_exchange_kernel(
         p_smem.store(p.to(MMA_DTYPE))
         gl.thread_barrier()  # the exchange: both warps' P and votes
         # the same decision in both warps: either warp's vote (lane 0's copies)
-        if gl.max(votes_smem._reinterpret(gl.float32, [32, WARPS], FLAT_1D).index(0).load(GROWTH_ALL),
-                  axis=0) > 0.0:
+        if any_warp_voted(votes_smem):
             # rare: both warps' row maxima, then a new base
             maxima_smem.store(gl.max(gl.max(gl.reshape(s, [BLOCK_M, TILE_N // 16, WARPS, 8]), axis=3), axis=1))
             gl.thread_barrier()

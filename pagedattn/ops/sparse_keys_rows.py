@@ -47,7 +47,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from ..profiles.types import KEYS_ROWS_TILE, KEYS_ROWS_WARPS, LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge
 from .sparse import prepare_sparse_call
-from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale, warp_votes
+from .gluon_common import any_warp_voted, fp8_pairs_to_fp16, interleaved_rows, load_scale, warp_votes
 from .sparse_exchange import _issue_tile, _start_ring, _token_ids, dense_pages, token_row_width
 
 WARPS = gl.constexpr(KEYS_ROWS_WARPS)
@@ -110,7 +110,6 @@ def sparse_keys_rows_kernel(
     HEADS: gl.constexpr = gl.SliceLayout(0, S_MMA)
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
     FLAT_2D: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[1, 0])
-    GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # every warp's value in every thread
 
     used = topk
     if HAS_COUNTS:  # stop after the row's valid slots instead of scanning its padding
@@ -176,8 +175,7 @@ def sparse_keys_rows_kernel(
         fence_async_shared()
         gl.thread_barrier()  # every warp's P^T rows and vote
         # the same decision in every warp: any warp's vote (lane 0's copies)
-        if gl.max(votes_smem._reinterpret(gl.float32, [32, WARPS], FLAT).index(0).load(GROWTH_ALL),
-                  axis=0) > 0.0:
+        if any_warp_voted(votes_smem):
             m_new = gl.maximum(m_i, gl.max(s, axis=0))
             alpha = gl.exp2(m_i - m_new)
             alpha_o = gl.convert_layout(alpha, gl.SliceLayout(0, O_MMA))

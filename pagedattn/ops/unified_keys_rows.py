@@ -75,7 +75,7 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 
 from ..profiles.types import LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
-from .gluon_common import fp8_pairs_to_fp16, interleaved_rows, load_scale, warp_votes
+from .gluon_common import any_warp_voted, fp8_pairs_to_fp16, interleaved_rows, load_scale, scaled_halves, warp_votes
 from .verify_wgmma import (
     BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages,
 )
@@ -107,7 +107,6 @@ def unified_keys_rows_kernel(
     KEYS: gl.constexpr = gl.SliceLayout(1, S_MMA)
     COLS: gl.constexpr = gl.SliceLayout(0, S_MMA)
     FLAT: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, order=[0])
-    GROWTH_ALL: gl.constexpr = gl.BlockedLayout([WARPS], [32], [WARPS], [0])  # every warp's value in every thread
 
     if _no_queries(q_len, MULTI_BLOCK):
         return
@@ -196,9 +195,7 @@ def unified_keys_rows_kernel(
         p_smem.store(p.to(gl.float16))
         fence_async_shared()
         gl.thread_barrier()  # every warp's P^T rows and vote
-        # the same decision in every warp: any warp's vote (lane 0's copies)
-        if gl.max(votes_smem._reinterpret(gl.float32, [32, WARPS], FLAT).index(0).load(GROWTH_ALL),
-                  axis=0) > 0.0:
+        if any_warp_voted(votes_smem):  # the same decision in every warp
             visible = pos[:, None] <= q_pos[None, :]
             m_new = gl.maximum(m_i, gl.max(gl.where(visible, s * col_scale[None, :], float("-inf")), axis=0))
             alpha = gl.exp2(m_i - m_new)
@@ -242,17 +239,14 @@ def unified_keys_rows_kernel(
 
 @gluon.jit
 def _store_interleaved_rows(o_even, o_odd, l_sum, v_scale, col_ptrs, col_ok):
-    """gluon_common.interleaved_rows' values stored straight from O^T's wgmma registers, without
-    its layout change through shared memory: head dimensions 2i and 2i + 1 of column c (one register of each
-    half) go to col_ptrs[c] + 2i and + 2i + 1, one 8-byte (fp32) or 4-byte store per pair, so a
-    warp's store covers 16 consecutive dimensions of each of 4 columns (whole 32-byte sectors).
+    """gluon_common.scaled_halves' values stored straight from O^T's wgmma registers, without
+    interleaved_rows' layout change through shared memory: head dimensions 2i and 2i + 1 of column
+    c (one register of each half) go to col_ptrs[c] + 2i and + 2i + 1, one 8-byte (fp32) or 4-byte
+    store per pair, so a warp's store covers 16 consecutive dimensions of each of 4 columns (whole
+    32-byte sectors).
     col_ptrs: a pointer per column (the row it is written to, head dimension 0; its element type is
     the stored one); columns whose col_ok is false are not written. Returns which columns saw keys."""
-    MMA: gl.constexpr = o_even.type.layout
-    has_keys = l_sum > 0.0
-    o_scale = gl.convert_layout(gl.where(has_keys, v_scale / gl.where(has_keys, l_sum, 1.0), 0.0),
-                                gl.SliceLayout(0, MMA))
-    o = gl.join(o_even * o_scale[None, :], o_odd * o_scale[None, :])
+    o, has_keys = scaled_halves(o_even, o_odd, l_sum, v_scale)
     PAIRS: gl.constexpr = o.type.layout
     COLUMNS: gl.constexpr = gl.SliceLayout(0, gl.SliceLayout(2, PAIRS))
     dims = gl.arange(0, o_even.shape[0], layout=gl.SliceLayout(1, gl.SliceLayout(2, PAIRS)))
