@@ -10,7 +10,8 @@ both head layouts, the FP8 long request at q=1 and q=4):
   copy_warp  the tree: a copy warp (Gluon warp_specialize) reads the page table and issues the boxes
         as soon as a slot is free; the 4 (or 8) warps of the softmax only wait on the slot's mbarrier.
 `scripts/ab_probe.check_and_time`: NaN-prefilled outputs checked against float64, alternated graph
-timing, min of 3 runs. Usage: tma_ab.py OUT.jsonl"""
+timing, min of 3 runs. Call 1 ran it on branch wip/tma-pages (490702e), whose tree is the copy-warp
+kernel; on main "copy_warp" would time main's kernel. Usage: tma_ab.py OUT.jsonl"""
 import json, sys
 import torch
 sys.path.insert(0, "scripts")
