@@ -15,7 +15,7 @@ from pagedattn import reference
 from pagedattn.interpreter import interpreter_active, patch_interpreter_dot
 from pagedattn.ops.common import RESCALE_SLACK
 from pagedattn.profiles import select, tables
-from pagedattn.workloads import SparseShape, make_paged_cache
+from pagedattn.workloads import SparseShape, UnifiedShape, make_paged_cache
 
 if interpreter_active():
     patch_interpreter_dot()
@@ -177,6 +177,16 @@ def poison_past_lengths(kwargs: dict) -> None:
         last = int(kwargs["block_table"][seq, (length - 1) // page])
         for cache in (kwargs["k_cache"], kwargs["v_cache"]):
             cache.view(torch.uint8)[last, length % page or page:] = 0xFF
+
+
+def check_nan_bytes_past_lengths(kv_dtype: str, profile) -> None:
+    """A unified call with `profile` over sequences whose last pages hold NaN bit patterns past their
+    lengths (`poison_past_lengths`; 700, 90 and 33 keys, 4, 1 and 2 queries, 16q/1kv, head size
+    256) matches the float64 reference."""
+    kwargs = UnifiedShape((4, 1, 2), (700, 90, 33), 16, 1, 256, 16, kv_dtype=kv_dtype).build("cuda", seed=61).kwargs
+    poison_past_lengths(kwargs)
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
 
 
 def check_sparse_graph_replay(shape, seed: int, profile=None) -> None:

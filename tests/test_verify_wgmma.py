@@ -22,7 +22,7 @@ from pagedattn.tune import as_warpgroup_mma, pipeline_matched, sweep_candidates
 from pagedattn.workloads import UnifiedShape
 from conftest import (
     assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_unified_graph_replay, nan_like,
-    padded_rows, plant_rising_scores, poison_past_lengths,
+    check_nan_bytes_past_lengths, padded_rows, plant_rising_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -247,11 +247,7 @@ def test_wgmma_runs_a_sequences_queries_in_several_blocks(shape, kv_dtype, profi
 def test_wgmma_ignores_nan_bytes_past_each_sequence(splits, kv_dtype):
     """As tests/test_unified_keys_rows.py's test of the name: NaN bit patterns in the slots past each
     sequence's length in its last page stay out of the result."""
-    kwargs = UnifiedShape((4, 1, 2), (700, 90, 33), 16, 1, 256, 16, kv_dtype=kv_dtype).build("cuda", seed=61).kwargs
-    poison_past_lengths(kwargs)
-    profile = dataclasses.replace(WGMMA, num_splits=splits)
-    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
-    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+    check_nan_bytes_past_lengths(kv_dtype, dataclasses.replace(WGMMA, num_splits=splits))
 
 
 @pytest.mark.gpu
