@@ -9,11 +9,14 @@ BF16 MTP cases against the tree's wgmma kernel at the H200 table's profile.
    on the bench's BF16 MTP cases: the table's wgmma profile against the new kernel at 2 and 3
    stages, at the one-wave split count (one program per SM) and about twice it; the streaming read
    ceiling of the same run.
-Usage: bf16_rows_ab.py OUT.jsonl"""
+Call 3 adds results/v29/scripts/ukr16_k_ahead.py (K copied a tile ahead of V) at both of its K ring
+depths, and `--checks-only-for` to run the checks on some forms only.
+Usage: bf16_rows_ab.py OUT.jsonl [--checks-only-for FORM,...] FORM ...   (FORM: st2, st3pk, kahead3, kahead2)"""
 import dataclasses, json, sys, time
 import torch
 sys.path.insert(0, "scripts")
 sys.path.insert(0, "tests")
+sys.path.insert(0, "results/v29/scripts")
 from ab_probe import check_and_time, unified_variant  # noqa: E402
 from conftest import plant_one_unified_key_jump, poison_past_lengths  # noqa: E402
 from pagedattn import LaunchProfile, reference, workloads  # noqa: E402
@@ -23,14 +26,27 @@ from pagedattn.ops.verify_wgmma import launch_verify_wgmma  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
 from pagedattn.workloads import UnifiedShape  # noqa: E402
+from ukr16_k_ahead import launch_k_ahead  # noqa: E402
 
-out_path = sys.argv[1]
+out_path, args = sys.argv[1], sys.argv[2:]
+checked = None
+if args[0] == "--checks-only-for":
+    checked, args = args[1].split(","), args[2:]
 ROWS = LaunchProfile(64, 64, 1, 8, 2, keys_as_rows=True)
-FORMS = {"st2": (ROWS, False), "st3pk": (dataclasses.replace(ROWS, num_stages=3), True)}
+ALL_FORMS = {"st2": (ROWS, False), "st3pk": (dataclasses.replace(ROWS, num_stages=3), True),
+             "kahead3": (dataclasses.replace(ROWS, num_stages=3), None), "kahead2": (ROWS, None)}
+FORMS = {name: ALL_FORMS[name] for name in args}
+CHECKED = {name: FORMS[name] for name in (checked or FORMS)}
 
 
 def rows_variant(profile, p_in_k_slot):
+    """p_in_k_slot None: the K-ahead probe (its K ring depth is the profile's stages)"""
     def call(kw, out):
+        if p_in_k_slot is None:
+            return launch_k_ahead(kw["q"], kw["k_cache"], kw["v_cache"], out, kw["cu_seqlens_q"], kw["seq_lens"],
+                                  kw["block_table"], max_seqlen_q=kw["max_seqlen_q"],
+                                  softmax_scale=kw["q"].shape[-1] ** -0.5, k_scale=kw["k_scale"],
+                                  v_scale=kw["v_scale"], profile=profile)
         launch_unified_keys_rows_16bit(kw["q"], kw["k_cache"], kw["v_cache"], out, kw["cu_seqlens_q"], kw["seq_lens"],
                                        kw["block_table"], max_seqlen_q=kw["max_seqlen_q"],
                                        softmax_scale=kw["q"].shape[-1] ** -0.5, k_scale=kw["k_scale"],
@@ -69,11 +85,11 @@ with open(out_path, "w") as f:
         for dtype in ("bf16", "fp16"):
             kwargs = UnifiedShape(q_lens, kv_lens, qh, kvh, head, page, q_dtype=dtype, kv_dtype=dtype
                                   ).build("cuda", seed=sum(kv_lens)).kwargs
-            for form, (prof, pk) in FORMS.items():
+            for form, (prof, pk) in CHECKED.items():
                 for splits in (1, 5, 16):
                     check(f"{shape} {dtype} {form} s{splits}", kwargs,
                           rows_variant(dataclasses.replace(prof, num_splits=splits), pk))
-    for form, (prof, pk) in FORMS.items():
+    for form, (prof, pk) in CHECKED.items():
         for splits in (1, 3):
             kwargs = UnifiedShape((4, 1, 2), (700, 90, 33), 16, 1, 256, 16, kv_dtype="bf16").build("cuda", seed=61).kwargs
             poison_past_lengths(kwargs)
