@@ -7,6 +7,7 @@ o=$OUT/c4; mkdir -p $o
 t0=$(date +%s); el() { echo $(( $(date +%s) - t0 )); }
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv > $o/times.txt
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader -lms 100 > $o/clocks.csv 2>&1 &
+date -u +%FT%T.%N >> $o/times.txt; python3 -c "import time; print(time.time())" >> $o/times.txt
 timeout 300 python3 results/v29/scripts/parts_power.py $o/parts.jsonl > $o/parts.log 2>&1
 echo "parts rc $? $(el) s" >> $o/times.txt
 kill %1
