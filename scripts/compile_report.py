@@ -35,7 +35,6 @@ from pagedattn.ops.sparse_exchange import sparse_exchange_kernel  # noqa: E402
 from pagedattn.ops.sparse_keys_rows import keys_rows_constants, sparse_keys_rows_kernel  # noqa: E402
 from pagedattn.ops.unified import unified_attention_kernel  # noqa: E402
 from pagedattn.ops.unified_keys_rows import unified_keys_rows_kernel  # noqa: E402
-from pagedattn.ops.unified_keys_rows_16bit import unified_keys_rows_16bit_kernel  # noqa: E402
 from pagedattn.ops.verify_wgmma import verify_wgmma_kernel  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 
@@ -149,18 +148,6 @@ def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile:
                  STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
                  MULTI_BLOCK=multi_block)
     return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
-
-
-def compile_unified_keys_rows_16bit(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile,
-                                    split: bool, multi_block: bool = False, p_in_k_slot: bool = False,
-                                    sass: bool = False):
-    ptrs = _pointer_types(q, kv, "unified")
-    floats = {"k_scale_value", "v_scale_value", "softmax_scale"}
-    sig, const = _signature(unified_keys_rows_16bit_kernel, ptrs, floats, {"k_scale_ptr", "v_scale_ptr"})
-    const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, TILE_N=profile.tile_n,
-                 STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
-                 MULTI_BLOCK=multi_block, P_IN_K_SLOT=p_in_k_slot)
-    return _compile(unified_keys_rows_16bit_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
 
 
 def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource, sass: bool = False) -> dict:

@@ -1,5 +1,5 @@
-"""v29: the keys-as-rows kernel for 16-bit pages (pagedattn/ops/unified_keys_rows_16bit.py), before it
-is wired into the profile layer: its results on varied shapes through its launcher, then the bench's
+"""v29: the keys-as-rows kernel for 16-bit pages (results/v29/scripts/ukr16.py; in the calls it was
+pagedattn/ops/unified_keys_rows_16bit.py, as on branch wip/bf16-keys-rows), not wired into the profile layer: its results on varied shapes through its launcher, then the bench's
 BF16 MTP cases against the tree's wgmma kernel at the H200 table's profile.
 1. checks: NaN-prefilled outputs against float64 (rel-L2 < 1e-2, no NaN), both ring forms (2 stages,
    and 3 with P in the consumed K slot), 1 / 5 / 16 splits, bf16 and fp16, head sizes 256 and 128,
@@ -21,7 +21,7 @@ from ab_probe import check_and_time, unified_variant  # noqa: E402
 from conftest import plant_one_unified_key_jump, poison_past_lengths  # noqa: E402
 from pagedattn import LaunchProfile, reference, workloads  # noqa: E402
 from pagedattn.bench import _input_sets, measure_ceilings  # noqa: E402
-from pagedattn.ops.unified_keys_rows_16bit import launch_unified_keys_rows_16bit  # noqa: E402
+from ukr16 import launch_unified_keys_rows_16bit  # noqa: E402
 from pagedattn.ops.verify_wgmma import launch_verify_wgmma  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402

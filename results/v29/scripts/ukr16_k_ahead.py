@@ -1,4 +1,4 @@
-"""v29 call 3 probe: pagedattn/ops/unified_keys_rows_16bit.py with K copied one tile further ahead than V.
+"""v29 call 3 probe: results/v29/scripts/ukr16.py with K copied one tile further ahead than V.
 Each step issues V(t + 1) at its top and K(t + 2) either at its top into a 3-deep K ring (K_STAGES 3:
 3 x 32 + 2 x 32 + 32 + 8 KB = 200 KB) or, with a 2-deep K ring (K_STAGES 2), after the barrier that
 follows the softmax (all warps' Q.K^T on K(t) done, so its slot is free). V's ring stays 2 deep. Copy

@@ -1,4 +1,4 @@
-"""v29 call 4 probe: pagedattn/ops/unified_keys_rows_16bit.py (2 stages) with its loop cut in parts, for timing
+"""v29 call 4 probe: results/v29/scripts/ukr16.py (2 stages) with its loop cut in parts, for timing
 and power only (results are wrong by design when a part is off): DO_COPY False issues no copies after the
 ring's prologue (the products run on the ring's first tiles again and again: the loop's math alone), DO_MATH
 False skips the products and the softmax (each step waits for its tile, then issues the next: the copies alone)."""

@@ -1,4 +1,6 @@
-"""Verify attention over 16-bit pages with the keys as the rows of Q.K^T on Hopper's wgmma, in Gluon.
+"""v29 probe (calls 2-4; parked: the library form is on branch wip/bf16-keys-rows as
+pagedattn/ops/unified_keys_rows_16bit.py): verify attention over 16-bit pages with the keys as the rows
+of Q.K^T on Hopper's wgmma, in Gluon. Not routed by the profile layer; perf-notes v29.
 
 The unified call for BF16/FP16 pages at 64 packed query rows (MTP verify: 4 draft tokens x a
 16-head group). ops/verify_wgmma.py runs it with the packed rows as wgmma's M and 16 keys as N:
@@ -44,10 +46,10 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma, warpgroup_mma_wait
 
-from ..profiles.types import LaunchProfile
-from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
-from .gluon_common import any_warp_voted, load_scale, warp_votes
-from .verify_wgmma import BATCH_SIZED_ARGS, _fill_ring, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages
+from pagedattn.profiles.types import LaunchProfile
+from pagedattn.ops.common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
+from pagedattn.ops.gluon_common import any_warp_voted, load_scale, warp_votes
+from pagedattn.ops.verify_wgmma import BATCH_SIZED_ARGS, _fill_ring, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages
 
 
 @gluon.jit(do_not_specialize=BATCH_SIZED_ARGS + ["q_blocks"])
