@@ -2,22 +2,42 @@
 float64 reference, then all variants timed alternately (graph timing over the rotated input sets,
 `runs` rounds, so that a drift of the GPU's clock spreads over all of them), min per variant.
 A variant is a callable (kwargs of one input set, output tensor) -> None; `unified_variant` makes one
-from a unified kernel's launcher and a profile."""
+from a unified kernel's launcher and a profile; `time_unified_case` runs `check_and_time` on a bench case
+and records its row; `checked_output` is the check alone, `record_check` records it."""
+import json
+
 import torch
 
 from pagedattn import reference
+from pagedattn.bench import _input_sets
 from pagedattn.timing import time_calls
+
+
+def checked_output(fn, kwargs: dict, expected: torch.Tensor) -> tuple[float, bool]:
+    """(rel-L2 against `expected`, whether any output value stayed NaN) of variant `fn` on `kwargs`,
+    written into a NaN-prefilled output."""
+    out = torch.full_like(kwargs["q"], float("nan"))
+    fn(kwargs, out)
+    torch.cuda.synchronize()
+    return reference.rel_l2(out, expected), bool(out.isnan().any())
+
+
+def record_check(f, failures: list, label: str, fn, kwargs: dict) -> None:
+    """`checked_output` of unified variant `fn` against the float64 reference, written to `f` as a JSON
+    line {"check", "rel_l2", "nan"}; a NaN or a rel-L2 of 1e-2 or more is also printed and appended to
+    `failures`."""
+    err, nan = checked_output(fn, kwargs, reference.unified_attention(**kwargs))
+    row = {"check": label, "rel_l2": err, "nan": nan}
+    f.write(json.dumps(row) + "\n")
+    if nan or not err < 1e-2:
+        failures.append(row)
+        print("FAIL", row, flush=True)
 
 
 def check_and_time(variants: dict, sets: list, expected: torch.Tensor, runs: int = 3) -> dict:
     """{"ms": min per variant, "ms_all": every round's time, "rel_l2_nan": (rel-L2 against `expected`,
     whether any output value stayed NaN)} for `variants` on `sets` (`expected` is sets[0]'s)."""
-    checks = {}
-    for name, fn in variants.items():
-        out = torch.full_like(sets[0].kwargs["q"], float("nan"))
-        fn(sets[0].kwargs, out)
-        torch.cuda.synchronize()
-        checks[name] = (reference.rel_l2(out, expected), bool(out.isnan().any()))
+    checks = {name: checked_output(fn, sets[0].kwargs, expected) for name, fn in variants.items()}
     times = {name: [] for name in variants}
     for _ in range(runs):
         for name, fn in variants.items():
@@ -33,3 +53,17 @@ def unified_variant(launch, profile):
                max_seqlen_q=kw["max_seqlen_q"], softmax_scale=kw["q"].shape[-1] ** -0.5, k_scale=kw["k_scale"],
                v_scale=kw["v_scale"], profile=profile)
     return call
+
+
+def time_unified_case(case, variants: dict, f) -> dict:
+    """`check_and_time` of `variants` on a unified bench case's rotated input sets (the bench's
+    `_input_sets`) against its float64 reference. The row (label, bytes moved, times, checks) is
+    printed without its per-round times and written to `f` as a JSON line; the inputs are freed."""
+    sets = _input_sets(case, "cuda")
+    row = {"case": case.label, "bytes": sets[0].bytes_moved,
+           **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs))}
+    print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
+    f.write(json.dumps(row) + "\n")
+    del sets
+    torch.cuda.empty_cache()
+    return row

@@ -11,12 +11,10 @@ timing, min of 3 runs. Call 2 ran it as `vote_ab.py OUT.jsonl ukr_vote vote dire
 epilogue's direct stores) against build/v27/ukr_vote.py (call 1's file, made the same way from
 commit e54e5db). Usage: vote_ab.py OUT.jsonl [OLD_MODULE OLD_NAME NEW_NAME]"""
 import importlib, json, sys
-import torch
 sys.path.insert(0, "scripts")
 sys.path.insert(0, "build/v27")
-from ab_probe import check_and_time, unified_variant  # noqa: E402
-from pagedattn import reference, workloads  # noqa: E402
-from pagedattn.bench import _input_sets  # noqa: E402
+from ab_probe import time_unified_case, unified_variant  # noqa: E402
+from pagedattn import workloads  # noqa: E402
 from pagedattn.ops import unified_keys_rows as new  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 
@@ -44,10 +42,4 @@ with open(sys.argv[1], "w") as f:
             prof = table_profile(case.shape)
             variants = {f"{old_name}/{prof.short()}": unified_variant(old.launch_unified_keys_rows, prof),
                         f"{new_name}/{prof.short()}": unified_variant(new.launch_unified_keys_rows, prof)}
-            sets = _input_sets(case, "cuda")
-            row = {"case": case.label, "bytes": sets[0].bytes_moved,
-                   **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs))}
-            print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
-            f.write(json.dumps(row) + "\n")
-            del sets
-            torch.cuda.empty_cache()
+            time_unified_case(case, variants, f)

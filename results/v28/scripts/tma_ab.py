@@ -12,14 +12,12 @@ both head layouts, the FP8 long request at q=1 and q=4):
 `scripts/ab_probe.check_and_time`: NaN-prefilled outputs checked against float64, alternated graph
 timing, min of 3 runs. Call 1 ran it on branch wip/tma-pages (490702e), whose tree is the copy-warp
 kernel; on main "copy_warp" would time main's kernel. Usage: tma_ab.py OUT.jsonl"""
-import json, sys
-import torch
+import sys
 sys.path.insert(0, "scripts")
 sys.path.insert(0, "build/v28")
 import ukr_main, ukr_tma  # noqa: E402
-from ab_probe import check_and_time, unified_variant  # noqa: E402
-from pagedattn import reference, workloads  # noqa: E402
-from pagedattn.bench import _input_sets  # noqa: E402
+from ab_probe import time_unified_case, unified_variant  # noqa: E402
+from pagedattn import workloads  # noqa: E402
 from pagedattn.ops import unified_keys_rows as tree  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
@@ -32,10 +30,4 @@ with open(sys.argv[1], "w") as f:
             prof = previous_profiles(case_shape_key(case), "NVIDIA_H200")[0]
             variants = {f"{name}/{prof.short()}": unified_variant(mod.launch_unified_keys_rows, prof)
                         for name, mod in (("main", ukr_main), ("tma", ukr_tma), ("copy_warp", tree))}
-            sets = _input_sets(case, "cuda")
-            row = {"case": case.label, "bytes": sets[0].bytes_moved,
-                   **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs))}
-            print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
-            f.write(json.dumps(row) + "\n")
-            del sets
-            torch.cuda.empty_cache()
+            time_unified_case(case, variants, f)

@@ -13,13 +13,11 @@ results are off by design). Call 3: ukr_fence_first.py (the fence before wgmma's
 of the next tile's copies and page-table read), ukr_copies_late.py (the next tile's copies and
 page-table read issued after the softmax's fences and barriers, before P.V), each also at 3 stages.
 Usage: variant_ab.py OUT.jsonl [--filter FILTER] MODULE[@stN] ..."""
-import dataclasses, importlib, json, sys
-import torch
+import dataclasses, importlib, sys
 sys.path.insert(0, "scripts")
 sys.path.insert(0, "build/v28")
-from ab_probe import check_and_time, unified_variant  # noqa: E402
-from pagedattn import reference, workloads  # noqa: E402
-from pagedattn.bench import _input_sets  # noqa: E402
+from ab_probe import time_unified_case, unified_variant  # noqa: E402
+from pagedattn import workloads  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
 
@@ -45,10 +43,4 @@ with open(out, "w") as f:
             variants = {f"{name}/{stages(name, prof).short()}": unified_variant(mod.launch_unified_keys_rows,
                                                                                  stages(name, prof))
                         for name, mod in modules.items() if prof.num_warps == 4 or "@st" not in name}
-            sets = _input_sets(case, "cuda")
-            row = {"case": case.label, "bytes": sets[0].bytes_moved,
-                   **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs))}
-            print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
-            f.write(json.dumps(row) + "\n")
-            del sets
-            torch.cuda.empty_cache()
+            time_unified_case(case, variants, f)

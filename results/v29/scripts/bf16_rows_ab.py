@@ -1,5 +1,6 @@
-"""v29: the keys-as-rows kernel for 16-bit pages (results/v29/scripts/ukr16.py; in the calls it was
-pagedattn/ops/unified_keys_rows_16bit.py, as on branch wip/bf16-keys-rows), not wired into the profile layer: its results on varied shapes through its launcher, then the bench's
+"""v29: the keys-as-rows kernel for 16-bit pages (build/v29/ukr16.py, which results/v29/scripts/make_variants.py
+builds; in the calls it was pagedattn/ops/unified_keys_rows_16bit.py, as on branch wip/bf16-keys-rows), not
+wired into the profile layer: its results on varied shapes through its launcher, then the bench's
 BF16 MTP cases against the tree's wgmma kernel at the H200 table's profile.
 1. checks: NaN-prefilled outputs against float64 (rel-L2 < 1e-2, no NaN), both ring forms (2 stages,
    and 3 with P in the consumed K slot), 1 / 5 / 16 splits, bf16 and fp16, head sizes 256 and 128,
@@ -9,18 +10,17 @@ BF16 MTP cases against the tree's wgmma kernel at the H200 table's profile.
    on the bench's BF16 MTP cases: the table's wgmma profile against the new kernel at 2 and 3
    stages, at the one-wave split count (one program per SM) and about twice it; the streaming read
    ceiling of the same run.
-Call 3 adds results/v29/scripts/ukr16_k_ahead.py (K copied a tile ahead of V) at both of its K ring
+Call 3 adds build/v29/ukr16_k_ahead.py (K copied a tile ahead of V) at both of its K ring
 depths, and `--checks-only-for` to run the checks on some forms only.
 Usage: bf16_rows_ab.py OUT.jsonl [--checks-only-for FORM,...] FORM ...   (FORM: st2, st3pk, kahead3, kahead2)"""
 import dataclasses, json, sys, time
-import torch
 sys.path.insert(0, "scripts")
 sys.path.insert(0, "tests")
-sys.path.insert(0, "results/v29/scripts")
-from ab_probe import check_and_time, unified_variant  # noqa: E402
+sys.path.insert(0, "build/v29")
+from ab_probe import record_check, time_unified_case, unified_variant  # noqa: E402
 from conftest import plant_one_unified_key_jump, poison_past_lengths  # noqa: E402
-from pagedattn import LaunchProfile, reference, workloads  # noqa: E402
-from pagedattn.bench import _input_sets, measure_ceilings  # noqa: E402
+from pagedattn import LaunchProfile, workloads  # noqa: E402
+from pagedattn.bench import measure_ceilings  # noqa: E402
 from ukr16 import launch_unified_keys_rows_16bit  # noqa: E402
 from pagedattn.ops.verify_wgmma import launch_verify_wgmma  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
@@ -70,15 +70,7 @@ SHAPES = [
 failures, t0 = [], time.time()
 with open(out_path, "w") as f:
     def check(label, kwargs, variant):
-        out = torch.full_like(kwargs["q"], float("nan"))
-        variant(kwargs, out)
-        torch.cuda.synchronize()
-        err, nan = reference.rel_l2(out, reference.unified_attention(**kwargs)), bool(out.isnan().any())
-        row = {"check": label, "rel_l2": err, "nan": nan}
-        f.write(json.dumps(row) + "\n")
-        if nan or not err < 1e-2:
-            failures.append(row)
-            print("FAIL", row, flush=True)
+        record_check(f, failures, label, variant, kwargs)
 
     for shape in SHAPES:
         q_lens, kv_lens, qh, kvh, head, page = shape
@@ -118,11 +110,5 @@ with open(out_path, "w") as f:
         for form, (rows, pk) in FORMS.items():
             for splits in (one_wave, (2 * 132) // per_split):
                 variants[f"rows-{form}/s{splits}"] = rows_variant(dataclasses.replace(rows, num_splits=splits), pk)
-        sets = _input_sets(case, "cuda")
-        row = {"case": case.label, "bytes": sets[0].bytes_moved,
-               **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs))}
-        print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
-        f.write(json.dumps(row) + "\n")
-        del sets
-        torch.cuda.empty_cache()
+        time_unified_case(case, variants, f)
 print(f"done {time.time() - t0:.0f} s")

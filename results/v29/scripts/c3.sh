@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# v29 call 3: the K-ahead probe (results/v29/scripts/ukr16_k_ahead.py) at K rings of 3 and 2, checked, and timed against call 2's st2 form and the wgmma kernel
+# v29 call 3: the K-ahead probe (build/v29/ukr16_k_ahead.py, from results/v29/scripts/make_variants.py; the call ran a tracked copy) at K rings of 3 and 2, checked, and timed against call 2's st2 form and the wgmma kernel
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 o=$OUT/c3; mkdir -p $o

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# v29 call 6: the FP8 column-split keys-as-rows probe (results/v29/scripts/ukr8_columns.py): checks, then timed against the library kernel
+# v29 call 6: the FP8 column-split keys-as-rows probe (build/v29/ukr8_columns.py, from results/v29/scripts/make_variants.py; the call ran a tracked copy): checks, then timed against the library kernel
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 o=$OUT/c6; mkdir -p $o

@@ -1,4 +1,4 @@
-"""v29 call 6: results/v29/scripts/ukr8_columns.py (FP8 pages; two warpgroups split 64 packed columns and the
+"""v29 call 6: build/v29/ukr8_columns.py (make_variants.py; FP8 pages; two warpgroups split 64 packed columns and the
 head dimensions, 64 keys per step) against the library's FP8 keys-as-rows kernel (ops/unified_keys_rows.py) at
 the H200 table's profile.
 1. checks through its launcher: NaN-prefilled outputs against float64 (rel-L2 < 1e-2, no NaN), 2 and 3 stages,
@@ -8,15 +8,13 @@ the H200 table's profile.
 2. timing (`scripts/ab_probe.check_and_time`): the FP8 long request at q=4 (64 packed rows) at 128 and 132
    splits and the bench's FP8 MTP cases at 32,768 and 70,000 keys at the wave rule's splits, 2 / 3 / 4 stages.
 Usage: fp8_columns_ab.py OUT.jsonl"""
-import dataclasses, json, sys, time
-import torch
+import dataclasses, sys, time
 sys.path.insert(0, "scripts")
 sys.path.insert(0, "tests")
-sys.path.insert(0, "results/v29/scripts")
-from ab_probe import check_and_time, unified_variant  # noqa: E402
+sys.path.insert(0, "build/v29")
+from ab_probe import record_check, time_unified_case, unified_variant  # noqa: E402
 from conftest import plant_one_unified_key_jump, poison_past_lengths  # noqa: E402
-from pagedattn import LaunchProfile, reference, workloads  # noqa: E402
-from pagedattn.bench import _input_sets  # noqa: E402
+from pagedattn import LaunchProfile, workloads  # noqa: E402
 from pagedattn.ops.unified_keys_rows import launch_unified_keys_rows  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
@@ -39,15 +37,7 @@ SHAPES = [
 failures, t0 = [], time.time()
 with open(sys.argv[1], "w") as f:
     def check(label, kwargs, profile):
-        out = torch.full_like(kwargs["q"], float("nan"))
-        unified_variant(launch_fp8_columns, profile)(kwargs, out)
-        torch.cuda.synchronize()
-        err, nan = reference.rel_l2(out, reference.unified_attention(**kwargs)), bool(out.isnan().any())
-        row = {"check": label, "rel_l2": err, "nan": nan}
-        f.write(json.dumps(row) + "\n")
-        if nan or not err < 1e-2:
-            failures.append(row)
-            print("FAIL", row, flush=True)
+        record_check(f, failures, label, unified_variant(launch_fp8_columns, profile), kwargs)
 
     for shape in SHAPES:
         q_lens, kv_lens, qh, kvh, head, page = shape
@@ -87,11 +77,5 @@ with open(sys.argv[1], "w") as f:
                 for stages in (2, 3, 4):
                     variants[f"columns/s{splits}/st{stages}"] = unified_variant(
                         launch_fp8_columns, dataclasses.replace(COLUMNS, num_splits=splits, num_stages=stages))
-            sets = _input_sets(case, "cuda")
-            row = {"case": case.label, "bytes": sets[0].bytes_moved,
-                   **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs))}
-            print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
-            f.write(json.dumps(row) + "\n")
-            del sets
-            torch.cuda.empty_cache()
+            time_unified_case(case, variants, f)
 print(f"done {time.time() - t0:.0f} s")

@@ -1,5 +1,5 @@
 """v29 call 4: what bounds BF16 MTP verify on the H200. The 16-bit keys-as-rows kernel whole, its loop's math
-alone and its copies alone (results/v29/scripts/ukr16_parts.py; the parts give wrong results by design), the
+alone and its copies alone (build/v29/ukr16_parts.py, from make_variants.py; the parts give wrong results by design), the
 wgmma kernel at the H200 table's profile, and the streaming read of bench.measure_ceilings, each timed
 (graph timing, variants alternated, min of 3 rounds: `scripts/ab_probe.check_and_time`, whose rel-L2 column
 is meaningful for the whole kernels only) and then replayed back to back for ~2 s while nvidia-smi samples
@@ -9,7 +9,7 @@ Usage: parts_power.py OUT.jsonl"""
 import dataclasses, functools, json, sys, time
 import torch
 sys.path.insert(0, "scripts")
-sys.path.insert(0, "results/v29/scripts")
+sys.path.insert(0, "build/v29")
 from ab_probe import check_and_time, unified_variant  # noqa: E402
 from pagedattn import LaunchProfile, reference, workloads  # noqa: E402
 from pagedattn.bench import _input_sets, stream_read  # noqa: E402

@@ -6,6 +6,7 @@ Usage: power_cases.py OUT.jsonl"""
 import functools, json, sys
 import torch
 sys.path.insert(0, "results/v29/scripts")
+sys.path.insert(0, "build/v29")
 from pagedattn import workloads  # noqa: E402
 from pagedattn.bench import _input_sets, _prepare_pagedattn, stream_read  # noqa: E402
 from pagedattn.timing import time_calls  # noqa: E402
