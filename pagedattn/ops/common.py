@@ -60,12 +60,15 @@ import triton
 import triton.language as tl
 from triton.language.target_info import cuda_capability_geq, is_cuda
 
+from ..interpreter import interpreter_active
+
 LOG2E = tl.constexpr(1.4426950408889634)
 RESCALE_SLACK = tl.constexpr(8.0)  # log2 units a row maximum may grow before acc is rescaled
 NEG_BIG = tl.constexpr(-1.0e30)  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) NaN-free
 MERGE_VALUES = 4096  # partial values a merge program loads at once: 64 fp32 registers per thread at MERGE_WARPS
 MERGE_WARPS = 2
 MERGE_MIN_COLUMNS = 16  # narrowest head-column slice of a merge program (64 B per split)
+L2_LINE_VALUES = tl.constexpr(32)  # fp32 values per 128-byte L2 line
 
 
 @triton.jit
@@ -220,12 +223,20 @@ def write_rows(acc, m_i, l_i, v_scale, row_ok, d_ok, out_ptrs, part_ptrs, lse_pt
         tl.store(out_ptrs, o.to(out_ptrs.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _discard_l2_lines(ptrs, first_of_line):
+    """Drop the L2 lines that start at `ptrs` where `first_of_line`, without writing them back."""
+    tl.inline_asm_elementwise(
+        "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p discard.global.L2 [$2], 128; mov.b32 $0, 0; }",
+        "=r,r,l", [first_of_line.to(tl.int32), ptrs], dtype=tl.int32, is_pure=False, pack=1)
+
+
 @triton.jit(do_not_specialize=["num_rows"])
 def merge_splits_kernel(
     part_ptr, lse_ptr, out_ptr,
     num_rows, num_splits, stride_out_row, stride_out_head,
     NUM_HEADS: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, COLUMNS: tl.constexpr,
-    SPLIT_CHUNK: tl.constexpr,
+    SPLIT_CHUNK: tl.constexpr, DISCARD: tl.constexpr,
 ):
     """out[row, head, columns] = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M) over one slice of
     COLUMNS head columns, SPLIT_CHUNK splits at a time with a running maximum M. A chunk's lse and
@@ -253,6 +264,11 @@ def merge_splits_kernel(
         acc = acc * rescale + tl.sum(tl.where(w[:, None] > 0.0, o, 0.0) * w[:, None], 0)
         total = total * rescale + tl.sum(w, 0)
         top = new_top
+        if DISCARD:
+            tl.debug_barrier()  # every thread's loads of the chunk have returned: they fed acc
+            lines = tl.program_id(2) * COLUMNS + tl.arange(0, COLUMNS // L2_LINE_VALUES) * L2_LINE_VALUES
+            _discard_l2_lines(part_ptr + slot[:, None] * HEAD_PAD + lines[None, :],
+                              split_ok[:, None] & (lines < HEAD)[None, :])
     res = acc / tl.where(total > 0.0, total, 1.0)
     tl.store(out_ptr + row * stride_out_row + head * stride_out_head + offs_d,
              res.to(out_ptr.dtype.element_ty), mask=d_ok)
@@ -275,6 +291,12 @@ def split_workspace(splits: int, rows: int, heads: int, head_pad: int, out: torc
     return part, lse
 
 
+def _discard_builds() -> bool:
+    """Whether the merge's target has `discard.global.L2` (PTX, sm80 and later; not the interpreter)."""
+    return (not interpreter_active() and torch.version.hip is None
+            and torch.cuda.get_device_capability()[0] >= 8)
+
+
 def launch_merge(part, lse, out):
     """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D]."""
     splits, rows, heads, head_pad = part.shape
@@ -284,5 +306,6 @@ def launch_merge(part, lse, out):
     merge_splits_kernel[(rows, heads, head_pad // columns)](
         part, lse, out, rows, splits, out.stride(0), out.stride(1),
         NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns,
-        SPLIT_CHUNK=min(triton.next_power_of_2(splits), MERGE_VALUES // columns), num_warps=MERGE_WARPS,
+        SPLIT_CHUNK=min(triton.next_power_of_2(splits), MERGE_VALUES // columns),
+        DISCARD=columns % L2_LINE_VALUES == 0 and _discard_builds(), num_warps=MERGE_WARPS,
     )

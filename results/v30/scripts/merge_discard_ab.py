@@ -1,0 +1,102 @@
+"""v30 call 1: the split merge dropping its partials' L2 lines after reading them (`discard.global.L2`,
+ops/common.py's DISCARD), against the merge that leaves them dirty in L2 to be written back to HBM later.
+Each bench case runs `api.unified_attention` with the H200 table's profile for its bucket
+(`profiles.tables.previous_profiles`: the edit of ops/common.py makes the table stale); a variant replaces `launch_merge` in the unified ops modules by a launcher
+with its own column slice, split chunk, warps and DISCARD. Each variant is checked once on a NaN-prefilled
+output against the float64 reference, then the variants are timed alternately (graph timing over the bench's
+rotated input sets, ROUNDS rounds). With --power, BF16 and FP8 MTP at 32,768 keys are then replayed for ~2 s
+per variant beside the caller's 100 ms nvidia-smi log (parts_power.sustained).
+Usage: merge_discard_ab.py OUT.jsonl [--power]"""
+import functools, json, statistics, sys
+import torch
+import triton
+sys.path.insert(0, "scripts")
+sys.path.insert(0, "results/v29/scripts")
+from ab_probe import checked_output  # noqa: E402
+from pagedattn import api, reference, workloads  # noqa: E402
+from pagedattn.bench import _input_sets  # noqa: E402
+from pagedattn.ops import common, unified, unified_keys_rows, verify_wgmma  # noqa: E402
+from pagedattn.profiles.tables import previous_profiles  # noqa: E402
+from pagedattn.timing import time_calls  # noqa: E402
+from pagedattn.tune import case_shape_key  # noqa: E402
+from parts_power import sustained  # noqa: E402
+
+ROUNDS = 5
+CASES = {"mtp-verify": ("kv=32768 16q/1kv d256 bf16", "kv=70000 16q/1kv d256 bf16", "kv=32768 16q/1kv d256 fp8",
+                        "kv=70000 16q/1kv d256 fp8", "kv=32768 32q/2kv d256 fp8"),
+         "long-request": ("q=1 kv=131072 16q/1kv d256 fp8", "q=4 kv=131072 16q/1kv d256 fp8",
+                          "q=1 kv=131072 32q/8kv d128 bf16")}  # the GQA buckets take one split: no merge
+POWER = ("kv=32768 16q/1kv d256 bf16", "kv=32768 16q/1kv d256 fp8")
+
+
+def merge_launcher(discard, min_columns=common.MERGE_MIN_COLUMNS, values=common.MERGE_VALUES, warps=common.MERGE_WARPS):
+    def launch(part, lse, out):
+        splits, rows, heads, head_pad = part.shape
+        if rows == 0:
+            return
+        columns = min(head_pad, max(min_columns, values // triton.next_power_of_2(splits)))
+        common.merge_splits_kernel[(rows, heads, head_pad // columns)](
+            part, lse, out, rows, splits, out.stride(0), out.stride(1),
+            NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns,
+            SPLIT_CHUNK=min(triton.next_power_of_2(splits), values // columns),
+            DISCARD=discard and columns % 32 == 0, num_warps=warps)
+    return launch
+
+
+VARIANTS = {"keep": merge_launcher(False), "discard": merge_launcher(True)}
+WIDE = {"keep-c32": merge_launcher(False, 32), "discard-c32": merge_launcher(True, 32),
+        "discard-c32-w4": merge_launcher(True, 32, 8192, 4)}  # for splits past 128: whole lines per program
+
+
+def table_calls(case, sets):
+    """(profile, one call per input set: out -> None) at the H200 table's profile of the case's bucket."""
+    profile = previous_profiles(case_shape_key(case), "NVIDIA_H200")[0]
+    return profile, [functools.partial(lambda out, kw: api.unified_attention(**kw, out=out, profile=profile),
+                                       kw=s.kwargs) for s in sets]
+
+
+def run_with(merge, call, out):
+    for module in (unified, unified_keys_rows, verify_wgmma):
+        module.launch_merge = merge
+    call(out)
+
+
+def main(path, power):
+    with open(path, "w") as f:
+        for name, labels in CASES.items():
+            for case in workloads.get_workload(name).cases:
+                if not any(label in case.label for label in labels):
+                    continue
+                sets = _input_sets(case, "cuda")
+                profile, prepared = table_calls(case, sets)
+                outs = [torch.empty_like(s.kwargs["q"]) for s in sets]
+                splits = profile.num_splits
+                variants = dict(VARIANTS, **(WIDE if splits and splits > 128 else {}))
+                expected = reference.unified_attention(**sets[0].kwargs)
+                checks = {v: checked_output(lambda kw, out, m=m, call=prepared[0]: run_with(m, call, out),
+                                            sets[0].kwargs, expected)
+                          for v, m in variants.items()}
+                times = {v: [] for v in variants}
+                for _ in range(ROUNDS):
+                    for v, m in variants.items():
+                        times[v].append(time_calls([functools.partial(run_with, m, p, o) for p, o in zip(prepared, outs)]))
+                row = {"case": case.label, "profile": profile.short(), "bytes": sets[0].bytes_moved,
+                       "ms_min": {v: min(t) for v, t in times.items()},
+                       "ms_median": {v: statistics.median(t) for v, t in times.items()}, "ms_all": times,
+                       "rel_l2_nan": checks}
+                print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
+                f.write(json.dumps(row) + "\n")
+                if power and any(label in case.label for label in POWER):
+                    for _ in range(2):
+                        for v in ("keep", "discard"):
+                            start, end, rate = sustained(functools.partial(run_with, variants[v], prepared[0], outs[0]))
+                            prow = {"case": case.label, "variant": v, "start": start, "end": end,
+                                    "ms_sustained": 1e3 / rate}
+                            print(json.dumps(prow), flush=True)
+                            f.write(json.dumps(prow) + "\n")
+                del sets, prepared, outs, expected
+                torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], "--power" in sys.argv)
