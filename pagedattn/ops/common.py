@@ -307,5 +307,5 @@ def launch_merge(part, lse, out):
         part, lse, out, rows, splits, out.stride(0), out.stride(1),
         NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns,
         SPLIT_CHUNK=min(triton.next_power_of_2(splits), MERGE_VALUES // columns),
-        DISCARD=columns % L2_LINE_VALUES == 0 and _discard_builds(), num_warps=MERGE_WARPS,
+        DISCARD=columns % L2_LINE_VALUES.value == 0 and _discard_builds(), num_warps=MERGE_WARPS,
     )
