@@ -3,8 +3,10 @@ float64 reference, then all variants timed alternately (graph timing over the ro
 `runs` rounds, so that a drift of the GPU's clock spreads over all of them), min per variant.
 A variant is a callable (kwargs of one input set, output tensor) -> None; `unified_variant` makes one
 from a unified kernel's launcher and a profile; `time_unified_case` runs `check_and_time` on a bench case
-and records its row; `checked_output` is the check alone, `record_check` records it."""
+and records its row; `checked_output` is the check alone, `record_check` records it; `sustained` replays a
+call back to back for seconds, for power and clock logs (v29 parts_power.py, power_cases.py; v30)."""
 import json
+import time
 
 import torch
 
@@ -67,3 +69,23 @@ def time_unified_case(case, variants: dict, f) -> dict:
     del sets
     torch.cuda.empty_cache()
     return row
+
+
+def sustained(fn, seconds=2.0):
+    """Replay a CUDA graph of 20 calls of fn back to back for `seconds`; returns (start, end, calls per s)."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(20):
+            fn()
+    start = time.time()
+    n = 0
+    while time.time() - start < seconds:
+        graph.replay()
+        n += 20
+        if n % 200 == 0:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    end = time.time()
+    return start, end, n / (end - start)

@@ -6,11 +6,11 @@ is meaningful for the whole kernels only) and then replayed back to back for ~2 
 the SM clock and board power every 100 ms (the caller's background log): the window of each variant is
 written with its start and end times, so its mean power and clock can be read off the log.
 Usage: parts_power.py OUT.jsonl"""
-import dataclasses, functools, json, sys, time
+import dataclasses, functools, json, sys
 import torch
 sys.path.insert(0, "scripts")
 sys.path.insert(0, "build/v29")
-from ab_probe import check_and_time, unified_variant  # noqa: E402
+from ab_probe import check_and_time, sustained, unified_variant  # noqa: E402
 from pagedattn import LaunchProfile, reference, workloads  # noqa: E402
 from pagedattn.bench import _input_sets, stream_read  # noqa: E402
 from pagedattn.ops.verify_wgmma import launch_verify_wgmma  # noqa: E402
@@ -29,27 +29,7 @@ def parts_variant(profile, do_copy, do_math):
     return call
 
 
-def sustained(fn, seconds=2.0):
-    """Replay a CUDA graph of 20 calls of fn back to back for `seconds`; returns (start, end, calls per s)."""
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(20):
-            fn()
-    start = time.time()
-    n = 0
-    while time.time() - start < seconds:
-        graph.replay()
-        n += 20
-        if n % 200 == 0:
-            torch.cuda.synchronize()
-    torch.cuda.synchronize()
-    end = time.time()
-    return start, end, n / (end - start)
-
-
-if __name__ == "__main__":  # call 5 imports `sustained`
+if __name__ == "__main__":
     with open(sys.argv[1], "w") as f:
         x = torch.rand((1 << 30) // 4, device="cuda")
         partials = torch.empty(x.numel() // 16384, device="cuda")

@@ -1,16 +1,15 @@
 """v29 call 5: which bench cases hold the H200 at its power cap. Each case runs through the library's
 dispatcher with the H200 table's profile (`bench._prepare_pagedattn`), is timed (`timing.time_calls`,
-graph timing, the bench's rotated input sets) and then replayed for ~2 s as parts_power.py does, beside the
+graph timing, the bench's rotated input sets) and then replayed for ~2 s as parts_power.py does (`ab_probe.sustained`), beside the
 caller's 100 ms nvidia-smi log of SM clock and board power; a streaming read (1 GiB) first, for reference.
 Usage: power_cases.py OUT.jsonl"""
 import functools, json, sys
 import torch
-sys.path.insert(0, "results/v29/scripts")
-sys.path.insert(0, "build/v29")
+sys.path.insert(0, "scripts")
+from ab_probe import sustained  # noqa: E402
 from pagedattn import workloads  # noqa: E402
 from pagedattn.bench import _input_sets, _prepare_pagedattn, stream_read  # noqa: E402
 from pagedattn.timing import time_calls  # noqa: E402
-from parts_power import sustained  # noqa: E402
 
 CASES = {"long-request": ("q=1 kv=131072 16q/1kv d256 fp8", "q=4 kv=131072 16q/1kv d256 fp8",
                           "q=1 kv=131072 32q/8kv d128 bf16"),

@@ -5,21 +5,19 @@ Each bench case runs `api.unified_attention` with the H200 table's profile for i
 with its own column slice, split chunk, warps and DISCARD. Each variant is checked once on a NaN-prefilled
 output against the float64 reference, then the variants are timed alternately (graph timing over the bench's
 rotated input sets, ROUNDS rounds). With --power, BF16 and FP8 MTP at 32,768 keys are then replayed for ~2 s
-per variant beside the caller's 100 ms nvidia-smi log (parts_power.sustained).
+per variant beside the caller's 100 ms nvidia-smi log (`ab_probe.sustained`).
 Usage: merge_discard_ab.py OUT.jsonl [--power]"""
 import functools, json, statistics, sys
 import torch
 import triton
 sys.path.insert(0, "scripts")
-sys.path.insert(0, "results/v29/scripts")
-from ab_probe import checked_output  # noqa: E402
+from ab_probe import checked_output, sustained  # noqa: E402
 from pagedattn import api, reference, workloads  # noqa: E402
 from pagedattn.bench import _input_sets  # noqa: E402
 from pagedattn.ops import common, unified, unified_keys_rows, verify_wgmma  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
 from pagedattn.timing import time_calls  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
-from parts_power import sustained  # noqa: E402
 
 ROUNDS = 5
 CASES = {"mtp-verify": ("kv=32768 16q/1kv d256 bf16", "kv=70000 16q/1kv d256 bf16", "kv=32768 16q/1kv d256 fp8",
