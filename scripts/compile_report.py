@@ -5,7 +5,7 @@ whether ptxas serialized the wgmma instructions (its C7514/C7515 notes, which Tr
 the fewest cp.async groups a KV loop keeps in flight while it waits (`waits`), and counts of the
 SASS instructions that tell the story: HGMMA / QGMMA (Hopper matrix unit, 16-bit / FP8 operands),
 HMMA (older mma.sync path), LDGSTS (cp.async global->shared), LDG (global->register), STS/LDS
-(shared memory traffic), F2F/F2FP (conversions). Costs no device time: Triton ships ptxas and
+(shared memory traffic), F2F/F2FP (conversions), CCTL (cache control: the split merge's L2 discards). Costs no device time: Triton ships ptxas and
 cuobjdump.
 
     TRITON_INTERPRET=0 python3 scripts/compile_report.py
@@ -30,6 +30,7 @@ from triton.compiler import ASTSource  # noqa: E402
 from triton.language import target_info  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
+from pagedattn.ops.common import L2_LINE_VALUES, merge_shape, merge_splits_kernel  # noqa: E402
 from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
 from pagedattn.ops.sparse_exchange import sparse_exchange_kernel  # noqa: E402
 from pagedattn.ops.sparse_keys_rows import keys_rows_constants, sparse_keys_rows_kernel  # noqa: E402
@@ -53,7 +54,7 @@ _build_target.__triton_builtin__ = True  # as Triton marks the function it repla
 target_info.current_target = _build_target
 
 SASS_OPS = ("HGMMA", "QGMMA", "HMMA", "LDGSTS", "LDG", "STS", "LDS", "LDSM", "F2FP", "F2F", "MUFU", "BAR", "SYNCS",
-            "UTMALDG")
+            "UTMALDG", "CCTL")
 TYPES = {"bf16": "*bf16", "fp16": "*fp16", "fp8": "*fp8e4nv"}
 
 
@@ -148,6 +149,17 @@ def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile:
                  STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
                  MULTI_BLOCK=multi_block)
     return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
+
+
+def compile_merge(splits: int, heads: int, head: int, sass: bool = False):
+    """The split merge as `launch_merge` launches it on an sm80+ GPU (`merge_shape`; DISCARD with whole lines)."""
+    head_pad = triton.next_power_of_2(head)
+    columns, chunk, warps = merge_shape(splits, head_pad)
+    sig, const = _signature(merge_splits_kernel, {"part_ptr": "*fp32", "lse_ptr": "*fp32", "out_ptr": "*bf16"}, set(),
+                            set())
+    const.update(NUM_HEADS=heads, HEAD=head, HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk,
+                 DISCARD=columns % L2_LINE_VALUES.value == 0)
+    return _compile(merge_splits_kernel, sig, const, warps, 1, sass=sass)
 
 
 def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource, sass: bool = False) -> dict:

@@ -5,7 +5,8 @@ MTP verify (13 splits x 80 tokens x 16 heads, head size 256) and the FP8 single 
 splits x 1 and 4 tokens x 16 heads), each right after a kernel that writes the partials, as the
 attention kernel does: the time of a CUDA graph of (write + merge) minus that of (write), medians
 of 5 rounds of 200 replays. Every output is checked against `launch_merge`'s. Used in perf-notes
-v18 item 3 to pick `MERGE_WARPS` (`results/v18/c4-merge-probe.*`).
+v18 item 3 to pick `MERGE_WARPS` (`results/v18/c4-merge-probe.*`). The merge runs without dropping the
+partials' L2 lines (DISCARD, perf-notes v30 item 1): its gain shows in the HBM writes of later kernels.
 
 Usage: PYTHONPATH=. python3 scripts/merge_probe.py OUT.json
 """
@@ -71,7 +72,7 @@ def probe_shape(name: str, splits: int, rows: int) -> list[dict]:
             def merge(out=out, columns=columns, warps=warps, chunk=chunk):
                 merge_splits_kernel[(rows, HEADS, HEAD // columns)](
                     part, lse, out, rows, splits, out.stride(0), out.stride(1), NUM_HEADS=HEADS, HEAD=HEAD,
-                    HEAD_PAD=HEAD, COLUMNS=columns, SPLIT_CHUNK=chunk, num_warps=warps)
+                    HEAD_PAD=HEAD, COLUMNS=columns, SPLIT_CHUNK=chunk, DISCARD=False, num_warps=warps)
 
             merge()
             torch.cuda.synchronize()

@@ -247,3 +247,32 @@ def test_profiles_without_a_table_build_for_sm80_and_sm100():
     assert len(builds) == 2 * (8 + 6)
     assert all(0 < build["regs"] <= 255 for build in builds)
     assert {build["profile"].split("/")[0] for build in builds if build["arch"] == 100} >= {"m64", "m128"}
+
+
+_MERGE_PROGRAM = """
+import json, sys
+sys.path.insert(0, "scripts")
+import compile_report as cr
+from pagedattn.ops.common import merge_shape
+builds = {}
+for splits, head in ((13, 256), (128, 256), (256, 256), (300, 256), (16, 16)):
+    info = cr.compile_merge(splits, 16, head)
+    builds[f"{splits} {head}"] = {"shape": merge_shape(splits, head), "regs": info["regs"], "stack": info["stack"],
+                                  "cctl": info["CCTL"]}
+print(json.dumps(builds))
+"""
+
+
+def test_merge_builds_its_l2_discards_without_spills():
+    """The split merge's sm90 builds (ops/common.py): one CCTL (`discard.global.L2`) per 128-byte line
+    a thread drops, where a program's column slice is whole lines (every head size of 32 and more),
+    none at head size 16; no stack at 2 or 4 warps, one chunk or several."""
+    builds = _compile_report(_MERGE_PROGRAM)
+    assert builds["13 256"]["shape"] == [256, 16, 2]
+    assert builds["256 256"]["shape"] == [32, 256, 4]
+    assert builds["300 256"]["shape"] == [32, 256, 4]  # two chunks
+    assert builds["16 16"]["shape"][0] == 16
+    for name, build in builds.items():
+        assert build["stack"] == 0, name
+        assert build["regs"] <= 128, name  # 64 loaded values per thread
+        assert (build["cctl"] > 0) == (name != "16 16"), name

@@ -2,15 +2,17 @@
 
 A program takes a slice of head columns and loops over chunks of splits; the cases cover one chunk
 and several (a last chunk partly past num_splits), one column slice and several, a head size with
-padded columns, empty splits whose partials are NaN (loaded, they must be discarded) and a row with
-every split empty (its output is 0).
+padded columns, empty splits whose partials are NaN (loaded, they must be discarded), a row with
+every split empty (its output is 0), both warp counts, and on a GPU both forms of the merge: dropping
+the partials' L2 lines after reading them (column slices of whole 128-byte lines) and not (head size
+16).
 """
 
 import pytest
 import torch
 import triton
 
-from pagedattn.ops.common import MERGE_MIN_COLUMNS, MERGE_VALUES, launch_merge
+from pagedattn.ops.common import L2_LINE_VALUES, launch_merge, merge_shape
 
 from conftest import assert_close_to_reference, nan_like
 
@@ -25,7 +27,7 @@ def merge_reference(part: torch.Tensor, lse: torch.Tensor, head: int) -> torch.T
 
 
 @pytest.mark.parametrize("splits", [2, 5, 64, 65, 200, 300])
-@pytest.mark.parametrize("head", [64, 80, 256])
+@pytest.mark.parametrize("head", [16, 64, 80, 256])
 def test_merge_matches_float64(device, splits, head):
     gen = torch.Generator().manual_seed(splits * 1000 + head)
     rows, heads, head_pad = 3, 2, triton.next_power_of_2(head)
@@ -45,5 +47,8 @@ def test_merge_matches_float64(device, splits, head):
 
 def test_the_cases_cover_several_chunks_and_column_slices():
     """Guards the parametrisation above against a change of the merge constants."""
-    assert 300 > MERGE_VALUES // MERGE_MIN_COLUMNS  # 300 splits take more than one chunk
-    assert MERGE_VALUES // 256 < 64  # 200 splits (256 padded) slice D=64 into several programs
+    assert merge_shape(300, 256)[1] < 300  # 300 splits take more than one chunk
+    assert merge_shape(200, 64)[0] < 64  # 200 splits (256 padded) slice D=64 into several programs
+    assert {merge_shape(splits, 256)[2] for splits in (2, 200)} == {2, 4}  # both warp counts
+    assert merge_shape(5, 16)[0] % L2_LINE_VALUES.value != 0  # head size 16: no whole lines to drop
+    assert merge_shape(5, 64)[0] % L2_LINE_VALUES.value == 0

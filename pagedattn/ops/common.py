@@ -26,18 +26,22 @@
 * `write_rows`          — normalise a program's rows and store them to `out`, or, when the KV
                           range is split, store the fp32 partial and its log2-sum-exp.
 * `merge_splits_kernel` — combine split partials by their log2-sum-exp into `out`. Its launch
-                          shape is fixed, not tuned. A program loads MERGE_VALUES partial values
-                          (splits x head columns) at once, all its splits when they fit: the widest
-                          column slice that holds every split, at least MERGE_MIN_COLUMNS wide
-                          (12 splits at D=256: one program per (row, head), as before v7; 256
-                          splits: 16 columns, so one sequence's 16 heads get 256 programs instead
-                          of 16 programs holding 256 KB each, which spilled), looping over chunks
-                          of splits only past MERGE_VALUES / MERGE_MIN_COLUMNS = 256 splits.
-                          MERGE_WARPS = 2 warps per program: on the H200 the BF16 MTP merge (13
-                          splits, 256 columns) takes 5.2 us at 1-2 warps against 6.5 at 4 and 11 at
-                          8; the FP8 long request's (128 splits, 32 columns) 2.3-2.4 us at q=1 and
-                          3.2-3.3 us at q=4 at either 2 or 4 (perf-notes v18 item 3,
-                          `results/v18/c4-merge-probe.*`).
+                          shape is fixed, not tuned (`merge_shape`). A program takes a slice of
+                          head columns, at least MERGE_MIN_COLUMNS = 32 wide (one 128-byte L2 line
+                          per split row), the widest that holds every split in MERGE_VALUES = 4096
+                          values (12 splits at D=256: one program per (row, head), as before v7;
+                          256 splits: 32 columns), and loads all its splits at once up to
+                          MERGE_MAX_VALUES = 8192 values (256 splits at 32 columns), in chunks past
+                          that; 64 values per thread, so 2 warps (MERGE_WARPS) up to 4096 values and
+                          4 at 8192. On the H200 the BF16 MTP merge (13 splits, 256 columns) takes
+                          5.2 us at 1-2 warps against 6.5 at 4 and 11 at 8 (perf-notes v18 item 3,
+                          `results/v18/c4-merge-probe.*`); 256 splits at 32 columns in one round
+                          trip of 4 warps take the FP8 long request at q=1 0.7 us less than in two
+                          chunks of 2 warps (perf-notes v30 item 1).
+                          After reading its partials a program drops their L2 lines without writing
+                          them back (`discard.global.L2`, sm80 and later; a slice of whole lines):
+                          otherwise a later kernel's reads evict them dirty and HBM takes the writes,
+                          17 MB per BF16 MTP call at 13 splits (perf-notes v30 item 1).
 
 Addresses one step ahead (`ADDRESSES_AHEAD`, the profile's `addresses_ahead`): a KV loop whose
 K/V addresses come from a load inside the loop (page-table entries, resolved token ids) can read
@@ -65,10 +69,12 @@ from ..interpreter import interpreter_active
 LOG2E = tl.constexpr(1.4426950408889634)
 RESCALE_SLACK = tl.constexpr(8.0)  # log2 units a row maximum may grow before acc is rescaled
 NEG_BIG = tl.constexpr(-1.0e30)  # finite "minus infinity" for running maxima: keeps exp2(m_old - m_new) NaN-free
-MERGE_VALUES = 4096  # partial values a merge program loads at once: 64 fp32 registers per thread at MERGE_WARPS
-MERGE_WARPS = 2
-MERGE_MIN_COLUMNS = 16  # narrowest head-column slice of a merge program (64 B per split)
 L2_LINE_VALUES = tl.constexpr(32)  # fp32 values per 128-byte L2 line
+MERGE_VALUES = 4096  # partial values that decide a merge program's column slice
+MERGE_MAX_VALUES = 8192  # partial values a merge program loads at once, at most
+MERGE_VALUES_PER_THREAD = 64  # fp32 registers per thread of the values loaded at once
+MERGE_WARPS = 2  # the fewest warps per merge program
+MERGE_MIN_COLUMNS = L2_LINE_VALUES.value  # narrowest head-column slice of a merge program
 
 
 @triton.jit
@@ -297,15 +303,22 @@ def _discard_builds() -> bool:
             and torch.cuda.get_device_capability()[0] >= 8)
 
 
+def merge_shape(splits: int, head_pad: int) -> tuple[int, int, int]:
+    """(head columns per program, splits loaded at once, warps) of the merge of `splits` partials."""
+    splits_pad = triton.next_power_of_2(splits)
+    columns = min(head_pad, max(MERGE_MIN_COLUMNS, MERGE_VALUES // splits_pad))
+    chunk = min(splits_pad, MERGE_MAX_VALUES // columns)
+    return columns, chunk, max(MERGE_WARPS, chunk * columns // (32 * MERGE_VALUES_PER_THREAD))
+
+
 def launch_merge(part, lse, out):
     """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D]."""
     splits, rows, heads, head_pad = part.shape
     if rows == 0:
         return
-    columns = min(head_pad, max(MERGE_MIN_COLUMNS, MERGE_VALUES // triton.next_power_of_2(splits)))
+    columns, chunk, warps = merge_shape(splits, head_pad)
     merge_splits_kernel[(rows, heads, head_pad // columns)](
         part, lse, out, rows, splits, out.stride(0), out.stride(1),
-        NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns,
-        SPLIT_CHUNK=min(triton.next_power_of_2(splits), MERGE_VALUES // columns),
-        DISCARD=columns % L2_LINE_VALUES.value == 0 and _discard_builds(), num_warps=MERGE_WARPS,
+        NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk,
+        DISCARD=columns % L2_LINE_VALUES.value == 0 and _discard_builds(), num_warps=warps,
     )

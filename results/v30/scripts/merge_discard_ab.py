@@ -6,7 +6,9 @@ with its own column slice, split chunk, warps and DISCARD. Each variant is check
 output against the float64 reference, then the variants are timed alternately (graph timing over the bench's
 rotated input sets, ROUNDS rounds). With --power, BF16 and FP8 MTP at 32,768 keys are then replayed for ~2 s
 per variant beside the caller's 100 ms nvidia-smi log (`ab_probe.sustained`).
-Usage: merge_discard_ab.py OUT.jsonl [--power]"""
+Call 2 (--library) times v29's merge against the library's (`common.launch_merge`: `merge_shape`, whole-line
+slices, DISCARD) and the library's shape without DISCARD.
+Usage: merge_discard_ab.py OUT.jsonl [--power] [--library]"""
 import functools, json, statistics, sys
 import torch
 import triton
@@ -27,23 +29,36 @@ CASES = {"mtp-verify": ("kv=32768 16q/1kv d256 bf16", "kv=70000 16q/1kv d256 bf1
 POWER = ("kv=32768 16q/1kv d256 bf16", "kv=32768 16q/1kv d256 fp8")
 
 
-def merge_launcher(discard, min_columns=common.MERGE_MIN_COLUMNS, values=common.MERGE_VALUES, warps=common.MERGE_WARPS):
+def _launch(part, lse, out, columns, chunk, warps, discard):
+    splits, rows, heads, head_pad = part.shape
+    common.merge_splits_kernel[(rows, heads, head_pad // columns)](
+        part, lse, out, rows, splits, out.stride(0), out.stride(1), NUM_HEADS=heads, HEAD=out.shape[2],
+        HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk, DISCARD=discard and columns % 32 == 0, num_warps=warps)
+
+
+def merge_launcher(discard, min_columns=16, values=4096, warps=2):
+    """v29's rule for the merge's shape (its constants the defaults), with other constants and DISCARD."""
     def launch(part, lse, out):
-        splits, rows, heads, head_pad = part.shape
-        if rows == 0:
-            return
+        splits, head_pad = part.shape[0], part.shape[3]
         columns = min(head_pad, max(min_columns, values // triton.next_power_of_2(splits)))
-        common.merge_splits_kernel[(rows, heads, head_pad // columns)](
-            part, lse, out, rows, splits, out.stride(0), out.stride(1),
-            NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns,
-            SPLIT_CHUNK=min(triton.next_power_of_2(splits), values // columns),
-            DISCARD=discard and columns % 32 == 0, num_warps=warps)
+        _launch(part, lse, out, columns, min(triton.next_power_of_2(splits), values // columns), warps, discard)
     return launch
 
 
+def library_shape_launcher(discard):
+    """`common.merge_shape`'s launch shape (v30), with DISCARD as asked."""
+    def launch(part, lse, out):
+        _launch(part, lse, out, *common.merge_shape(part.shape[0], part.shape[3]), discard)
+    return launch
+
+
+# call 1: v29's merge keeping or dropping its lines; past 128 splits also whole-line slices in 2 chunks or 1
 VARIANTS = {"keep": merge_launcher(False), "discard": merge_launcher(True)}
 WIDE = {"keep-c32": merge_launcher(False, 32), "discard-c32": merge_launcher(True, 32),
-        "discard-c32-w4": merge_launcher(True, 32, 8192, 4)}  # for splits past 128: whole lines per program
+        "discard-c32-w4": merge_launcher(True, 32, 8192, 4)}
+# call 2 (--library): v29's merge against the library's, and the library's shape without the discard
+LIBRARY = {"v29": merge_launcher(False), "library": common.launch_merge,
+           "library-keep": library_shape_launcher(False)}
 
 
 def table_calls(case, sets):
@@ -59,7 +74,7 @@ def run_with(merge, call, out):
     call(out)
 
 
-def main(path, power):
+def main(path, power, library):
     with open(path, "w") as f:
         for name, labels in CASES.items():
             for case in workloads.get_workload(name).cases:
@@ -69,7 +84,10 @@ def main(path, power):
                 profile, prepared = table_calls(case, sets)
                 outs = [torch.empty_like(s.kwargs["q"]) for s in sets]
                 splits = profile.num_splits
-                variants = dict(VARIANTS, **(WIDE if splits and splits > 128 else {}))
+                if library:
+                    variants = LIBRARY
+                else:
+                    variants = dict(VARIANTS, **(WIDE if splits and splits > 128 else {}))
                 expected = reference.unified_attention(**sets[0].kwargs)
                 checks = {v: checked_output(lambda kw, out, m=m, call=prepared[0]: run_with(m, call, out),
                                             sets[0].kwargs, expected)
@@ -86,7 +104,7 @@ def main(path, power):
                 f.write(json.dumps(row) + "\n")
                 if power and any(label in case.label for label in POWER):
                     for _ in range(2):
-                        for v in ("keep", "discard"):
+                        for v in list(variants)[:2]:
                             start, end, rate = sustained(functools.partial(run_with, variants[v], prepared[0], outs[0]))
                             prow = {"case": case.label, "variant": v, "start": start, "end": end,
                                     "ms_sustained": 1e3 / rate}
@@ -97,4 +115,4 @@ def main(path, power):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], "--power" in sys.argv)
+    main(sys.argv[1], "--power" in sys.argv, "--library" in sys.argv)
