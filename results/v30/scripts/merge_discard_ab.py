@@ -8,7 +8,8 @@ rotated input sets, ROUNDS rounds). With --power, BF16 and FP8 MTP at 32,768 key
 per variant beside the caller's 100 ms nvidia-smi log (`ab_probe.sustained`).
 Call 2 (--library) times v29's merge against the library's (`common.launch_merge`: `merge_shape`, whole-line
 slices, DISCARD) and the library's shape without DISCARD.
-Usage: merge_discard_ab.py OUT.jsonl [--power] [--library]"""
+Call 4 (--shapes) times the library's merge against other whole-line launch shapes on three cases.
+Usage: merge_discard_ab.py OUT.jsonl [--power] [--library | --shapes]"""
 import functools, json, statistics, sys
 import torch
 import triton
@@ -60,6 +61,17 @@ WIDE = {"keep-c32": merge_launcher(False, 32), "discard-c32": merge_launcher(Tru
 LIBRARY = {"v29": merge_launcher(False), "library": common.launch_merge,
            "library-keep": library_shape_launcher(False)}
 
+# call 4 (--shapes): the library's merge against other whole-line shapes (columns, chunk, warps), all dropping lines
+SHAPES = {"q=1 kv=131072 16q/1kv d256 fp8": ((32, 256, 8), (64, 256, 8), (64, 128, 4)),
+          "q=4 kv=131072 16q/1kv d256 fp8": ((32, 128, 4), (64, 128, 4), (64, 64, 2)),
+          "kv=32768 16q/1kv d256 bf16": ((128, 16, 2), (64, 16, 1), (256, 16, 4))}
+
+
+def shape_launcher(columns, chunk, warps):
+    def launch(part, lse, out):
+        _launch(part, lse, out, columns, chunk, warps, True)
+    return launch
+
 
 def table_calls(case, sets):
     """(profile, one call per input set: out -> None) at the H200 table's profile of the case's bucket."""
@@ -74,7 +86,7 @@ def run_with(merge, call, out):
     call(out)
 
 
-def main(path, power, library):
+def main(path, power, library, shapes):
     with open(path, "w") as f:
         for name, labels in CASES.items():
             for case in workloads.get_workload(name).cases:
@@ -84,7 +96,13 @@ def main(path, power, library):
                 profile, prepared = table_calls(case, sets)
                 outs = [torch.empty_like(s.kwargs["q"]) for s in sets]
                 splits = profile.num_splits
-                if library:
+                if shapes:
+                    found = [v for label, v in SHAPES.items() if label in case.label]
+                    if not found:
+                        continue
+                    variants = {"library": common.launch_merge,
+                                **{"c{}/k{}/w{}".format(*shape): shape_launcher(*shape) for shape in found[0]}}
+                elif library:
                     variants = LIBRARY
                 else:
                     variants = dict(VARIANTS, **(WIDE if splits and splits > 128 else {}))
@@ -115,4 +133,4 @@ def main(path, power, library):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], "--power" in sys.argv, "--library" in sys.argv)
+    main(sys.argv[1], "--power" in sys.argv, "--library" in sys.argv, "--shapes" in sys.argv)
