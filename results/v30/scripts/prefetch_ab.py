@@ -2,7 +2,7 @@
 bounds read (build/v30/ukr_prefetch.py, from make_variants.py) against the library's, same profiles (the H200
 table's, `profiles.tables.previous_profiles`), on the bench cases that run this kernel: the FP8 long request
 and FP8 MTP verify at 32,768 keys. `scripts/ab_probe.time_unified_case`: NaN-prefilled outputs checked
-against float64, alternated graph timing, min of ROUNDS rounds.
+against float64, alternated graph timing, min of 3 rounds.
 Usage: prefetch_ab.py OUT.jsonl"""
 import sys
 sys.path.insert(0, "scripts")
