@@ -6,27 +6,14 @@
   ukr_copies_late.py   the next tile's copies and table read issued after the softmax's barriers, before P.V (call 3);
   ukr_tma.py           call 1's TMA form without a copy warp (branch wip/tma-pages, results/v28/scripts/ukr_tma.py);
   ukr_tma_nofix.py     the same without zeroing the keys past the length in V (call 6, poison_check.py).
-Each variant asserts that the text it replaces occurs once. Usage: make_variants.py (from the repository root)"""
-import re, subprocess
+Each variant asserts that the text it replaces occurs once (`scripts/variant_source.replaced`).
+Usage: make_variants.py (from the repository root)"""
+import sys
 from pathlib import Path
+sys.path.insert(0, "scripts")
+from variant_source import absolute_imports, git_show, replaced  # noqa: E402
 
 OUT = Path("build/v28")
-
-
-def absolute_imports(text: str) -> str:
-    text = re.sub(r"^from \.\.(\w+)", r"from pagedattn.\1", text, flags=re.M)
-    return re.sub(r"^from \.(\w+)", r"from pagedattn.ops.\1", text, flags=re.M)
-
-
-def replaced(text: str, *pairs: tuple[str, str]) -> str:
-    for old, new in pairs:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return text
-
-
-def git_show(spec: str) -> str:
-    return subprocess.run(["git", "show", spec], check=True, capture_output=True, text=True).stdout
 
 
 SCORES = """        s = warpgroup_mma(k_tile, q_hi_smem.permute([1, 0]), gl.zeros([TILE_N, HN], gl.float32, S_MMA),

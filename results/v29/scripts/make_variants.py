@@ -8,24 +8,13 @@ repository root before the A/B scripts, and carry build/v29 to the device):
   ukr8_columns.py   ukr16.py's layout for FP8 pages (call 6).
 Each edit asserts that the text it replaces occurs as often as it expects.
 Usage: make_variants.py (from the repository root)"""
-import re, subprocess
+import sys
 from pathlib import Path
+sys.path.insert(0, "scripts")
+from variant_source import absolute_imports, git_show, replaced  # noqa: E402
 
 OUT = Path("build/v29")
 SOURCE = ("a5cdeb4", "pagedattn/ops/unified_keys_rows_16bit.py")
-
-
-def absolute_imports(text: str) -> str:
-    text = re.sub(r"^from \.\.(\w+)", r"from pagedattn.\1", text, flags=re.M)
-    return re.sub(r"^from \.(\w+)", r"from pagedattn.ops.\1", text, flags=re.M)
-
-
-def replaced(text: str, *edits) -> str:
-    """edits: (old, new) or (old, new, count) pairs, applied in order."""
-    for old, new, *count in edits:
-        assert text.count(old) == (count[0] if count else 1), old
-        text = text.replace(old, new)
-    return text
 
 
 def new_docstring(text: str, doc: str) -> str:
@@ -48,8 +37,7 @@ NEXT_TILE_COPIES = """        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_s
 
 def library_file() -> str:
     commit, path = SOURCE
-    return absolute_imports(subprocess.run(["git", "show", f"{commit}:{path}"], check=True, capture_output=True,
-                                           text=True).stdout)
+    return absolute_imports(git_show(f"{commit}:{path}"))
 
 
 def ukr16(lib: str) -> str:

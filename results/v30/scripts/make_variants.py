@@ -5,24 +5,14 @@ before prefetch_ab.py, and carry build/v30 to the device):
                    first STAGES tiles as the segment would be if the sequence filled its table row (max_blocks x PAGE
                    keys): the real read of those entries, which waits for the bounds, then hits L2 when the guess is
                    right (the bench's tables are as wide as their sequences); a wrong guess costs one wasted line.
-Each edit asserts that the text it replaces occurs once.
+Each edit asserts that the text it replaces occurs once (`scripts/variant_source.replaced`).
 Usage: make_variants.py (from the repository root)"""
-import re
+import sys
 from pathlib import Path
+sys.path.insert(0, "scripts")
+from variant_source import absolute_imports, replaced  # noqa: E402
 
 OUT = Path("build/v30")
-
-
-def absolute_imports(text: str) -> str:
-    text = re.sub(r"^from \.\.(\w+)", r"from pagedattn.\1", text, flags=re.M)
-    return re.sub(r"^from \.(\w+)", r"from pagedattn.ops.\1", text, flags=re.M)
-
-
-def replaced(text: str, *edits) -> str:
-    for old, new in edits:
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    return text
 
 
 PREFETCH = '''
