@@ -4,22 +4,23 @@ Each bench case runs `api.unified_attention` with the H200 table's profile for i
 (`profiles.tables.previous_profiles`: the edit of ops/common.py makes the table stale); a variant replaces `launch_merge` in the unified ops modules by a launcher
 with its own column slice, split chunk, warps and DISCARD. Each variant is checked once on a NaN-prefilled
 output against the float64 reference, then the variants are timed alternately (graph timing over the bench's
-rotated input sets, ROUNDS rounds). With --power, BF16 and FP8 MTP at 32,768 keys are then replayed for ~2 s
+rotated input sets, ROUNDS rounds: `ab_probe.check_and_time`). With --power, BF16 and FP8 MTP at 32,768 keys are then replayed for ~2 s
 per variant beside the caller's 100 ms nvidia-smi log (`ab_probe.sustained`).
 Call 2 (--library) times v29's merge against the library's (`common.launch_merge`: `merge_shape`, whole-line
 slices, DISCARD) and the library's shape without DISCARD.
 Call 4 (--shapes) times the library's merge against other whole-line launch shapes on three cases.
+The calls ran an inline copy of `check_and_time` (pre-allocated outputs, the same checks, rounds and
+graph timing); the session's review replaced it by the helper.
 Usage: merge_discard_ab.py OUT.jsonl [--power] [--library | --shapes]"""
 import functools, json, statistics, sys
 import torch
 import triton
 sys.path.insert(0, "scripts")
-from ab_probe import checked_output, sustained  # noqa: E402
+from ab_probe import check_and_time, sustained  # noqa: E402
 from pagedattn import api, reference, workloads  # noqa: E402
 from pagedattn.bench import _input_sets  # noqa: E402
 from pagedattn.ops import common, unified, unified_keys_rows, verify_wgmma  # noqa: E402
 from pagedattn.profiles.tables import previous_profiles  # noqa: E402
-from pagedattn.timing import time_calls  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
 
 ROUNDS = 5
@@ -73,17 +74,18 @@ def shape_launcher(columns, chunk, warps):
     return launch
 
 
-def table_calls(case, sets):
-    """(profile, one call per input set: out -> None) at the H200 table's profile of the case's bucket."""
-    profile = previous_profiles(case_shape_key(case), "NVIDIA_H200")[0]
-    return profile, [functools.partial(lambda out, kw: api.unified_attention(**kw, out=out, profile=profile),
-                                       kw=s.kwargs) for s in sets]
+def table_profile(case):
+    """The H200 table's profile of the case's bucket."""
+    return previous_profiles(case_shape_key(case), "NVIDIA_H200")[0]
 
 
-def run_with(merge, call, out):
-    for module in (unified, unified_keys_rows, verify_wgmma):
-        module.launch_merge = merge
-    call(out)
+def merge_variant(merge, profile):
+    """An `ab_probe` variant (kwargs, out) -> None: the unified call at `profile` with `merge` as its split merge."""
+    def call(kw, out):
+        for module in (unified, unified_keys_rows, verify_wgmma):
+            module.launch_merge = merge
+        api.unified_attention(**kw, out=out, profile=profile)
+    return call
 
 
 def main(path, power, library, shapes):
@@ -92,10 +94,7 @@ def main(path, power, library, shapes):
             for case in workloads.get_workload(name).cases:
                 if not any(label in case.label for label in labels):
                     continue
-                sets = _input_sets(case, "cuda")
-                profile, prepared = table_calls(case, sets)
-                outs = [torch.empty_like(s.kwargs["q"]) for s in sets]
-                splits = profile.num_splits
+                profile = table_profile(case)
                 if shapes:
                     found = [v for label, v in SHAPES.items() if label in case.label]
                     if not found:
@@ -105,30 +104,26 @@ def main(path, power, library, shapes):
                 elif library:
                     variants = LIBRARY
                 else:
-                    variants = dict(VARIANTS, **(WIDE if splits and splits > 128 else {}))
-                expected = reference.unified_attention(**sets[0].kwargs)
-                checks = {v: checked_output(lambda kw, out, m=m, call=prepared[0]: run_with(m, call, out),
-                                            sets[0].kwargs, expected)
-                          for v, m in variants.items()}
-                times = {v: [] for v in variants}
-                for _ in range(ROUNDS):
-                    for v, m in variants.items():
-                        times[v].append(time_calls([functools.partial(run_with, m, p, o) for p, o in zip(prepared, outs)]))
+                    variants = dict(VARIANTS, **(WIDE if profile.num_splits > 128 else {}))
+                calls = {v: merge_variant(m, profile) for v, m in variants.items()}
+                sets = _input_sets(case, "cuda")
+                timed = check_and_time(calls, sets, reference.unified_attention(**sets[0].kwargs), runs=ROUNDS)
                 row = {"case": case.label, "profile": profile.short(), "bytes": sets[0].bytes_moved,
-                       "ms_min": {v: min(t) for v, t in times.items()},
-                       "ms_median": {v: statistics.median(t) for v, t in times.items()}, "ms_all": times,
-                       "rel_l2_nan": checks}
+                       "ms_min": timed["ms"],
+                       "ms_median": {v: statistics.median(t) for v, t in timed["ms_all"].items()},
+                       "ms_all": timed["ms_all"], "rel_l2_nan": timed["rel_l2_nan"]}
                 print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
                 f.write(json.dumps(row) + "\n")
                 if power and any(label in case.label for label in POWER):
+                    out = torch.empty_like(sets[0].kwargs["q"])
                     for _ in range(2):
-                        for v in list(variants)[:2]:
-                            start, end, rate = sustained(functools.partial(run_with, variants[v], prepared[0], outs[0]))
+                        for v in list(calls)[:2]:
+                            start, end, rate = sustained(functools.partial(calls[v], sets[0].kwargs, out))
                             prow = {"case": case.label, "variant": v, "start": start, "end": end,
                                     "ms_sustained": 1e3 / rate}
                             print(json.dumps(prow), flush=True)
                             f.write(json.dumps(prow) + "\n")
-                del sets, prepared, outs, expected
+                del sets
                 torch.cuda.empty_cache()
 
 

@@ -6,7 +6,7 @@ Usage: ncu ... merge_discard_ncu.py"""
 import sys
 import torch
 sys.path.insert(0, "results/v30/scripts")
-from merge_discard_ab import VARIANTS, WIDE, run_with, table_calls  # noqa: E402
+from merge_discard_ab import VARIANTS, WIDE, merge_variant, table_profile  # noqa: E402
 from pagedattn import workloads  # noqa: E402
 
 CALLS = 4
@@ -17,12 +17,13 @@ CASES = (("mtp-verify", "B=20 q=4 kv=32768 16q/1kv d256 bf16", ("keep", "discard
 for name, label, names in CASES:
     case = next(c for c in workloads.get_workload(name).cases if c.label == label)
     inputs = case.build("cuda", seed=0)
-    _, (prepared,) = table_calls(case, [inputs])
+    profile = table_profile(case)
     out = torch.empty_like(inputs.kwargs["q"])
     for v in names:
+        call = merge_variant(dict(VARIANTS, **WIDE)[v], profile)
         for i in range(CALLS):
-            run_with(dict(VARIANTS, **WIDE)[v], prepared, out)
+            call(inputs.kwargs, out)
             torch.cuda.synchronize()
             print(f"{label} | {v} | call {i}", file=sys.stderr, flush=True)
-    del inputs, prepared, out
+    del inputs, out
     torch.cuda.empty_cache()
