@@ -30,7 +30,7 @@ from triton.compiler import ASTSource  # noqa: E402
 from triton.language import target_info  # noqa: E402
 from triton.experimental.gluon._runtime import GluonASTSource  # noqa: E402
 
-from pagedattn.ops.common import L2_LINE_VALUES, merge_shape, merge_splits_kernel  # noqa: E402
+from pagedattn.ops.common import merge_shape, merge_splits_kernel, whole_lines  # noqa: E402
 from pagedattn.ops.sparse import sparse_attention_kernel  # noqa: E402
 from pagedattn.ops.sparse_exchange import sparse_exchange_kernel  # noqa: E402
 from pagedattn.ops.sparse_keys_rows import keys_rows_constants, sparse_keys_rows_kernel  # noqa: E402
@@ -158,7 +158,7 @@ def compile_merge(splits: int, heads: int, head: int, sass: bool = False):
     sig, const = _signature(merge_splits_kernel, {"part_ptr": "*fp32", "lse_ptr": "*fp32", "out_ptr": "*bf16"}, set(),
                             set())
     const.update(NUM_HEADS=heads, HEAD=head, HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk,
-                 DISCARD=columns % L2_LINE_VALUES.value == 0)
+                 DISCARD=whole_lines(columns))
     return _compile(merge_splits_kernel, sig, const, warps, 1, sass=sass)
 
 

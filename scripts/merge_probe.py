@@ -1,6 +1,6 @@
 """How fast the split merge runs at other launch shapes than `launch_merge`'s (GPU only).
 
-Times `merge_splits_kernel` at column slices 16-256 and 1-8 warps on the partial shapes of BF16
+Times the merge kernel (`launch_merge_shaped`) at column slices 16-256 and 1-8 warps on the partial shapes of BF16
 MTP verify (13 splits x 80 tokens x 16 heads, head size 256) and the FP8 single long request (128
 splits x 1 and 4 tokens x 16 heads), each right after a kernel that writes the partials, as the
 attention kernel does: the time of a CUDA graph of (write + merge) minus that of (write), medians
@@ -18,7 +18,7 @@ import sys
 import torch
 import triton
 
-from pagedattn.ops.common import launch_merge, merge_splits_kernel
+from pagedattn.ops.common import launch_merge, launch_merge_shaped
 
 # (name, splits, tokens) of the partials, 16 heads of size 256 each
 SHAPES = (("mtp bf16 32k", 13, 80), ("long q=1", 128, 1), ("long q=4", 128, 4))
@@ -70,9 +70,7 @@ def probe_shape(name: str, splits: int, rows: int) -> list[dict]:
             out = torch.full_like(ref, float("nan"))
 
             def merge(out=out, columns=columns, warps=warps, chunk=chunk):
-                merge_splits_kernel[(rows, HEADS, HEAD // columns)](
-                    part, lse, out, rows, splits, out.stride(0), out.stride(1), NUM_HEADS=HEADS, HEAD=HEAD,
-                    HEAD_PAD=HEAD, COLUMNS=columns, SPLIT_CHUNK=chunk, DISCARD=False, num_warps=warps)
+                launch_merge_shaped(part, lse, out, columns, chunk, warps, discard=False)
 
             merge()
             torch.cuda.synchronize()

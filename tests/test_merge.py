@@ -12,7 +12,7 @@ import pytest
 import torch
 import triton
 
-from pagedattn.ops.common import L2_LINE_VALUES, launch_merge, merge_shape
+from pagedattn.ops.common import launch_merge, merge_shape, whole_lines
 
 from conftest import assert_close_to_reference, nan_like
 
@@ -50,5 +50,5 @@ def test_the_cases_cover_several_chunks_and_column_slices():
     assert merge_shape(300, 256)[1] < 300  # 300 splits take more than one chunk
     assert merge_shape(200, 64)[0] < 64  # 200 splits (256 padded) slice D=64 into several programs
     assert {merge_shape(splits, 256)[2] for splits in (2, 200)} == {2, 4}  # both warp counts
-    assert merge_shape(5, 16)[0] % L2_LINE_VALUES.value != 0  # head size 16: no whole lines to drop
-    assert merge_shape(5, 64)[0] % L2_LINE_VALUES.value == 0
+    assert not whole_lines(merge_shape(5, 16)[0])  # head size 16: no whole lines to drop
+    assert whole_lines(merge_shape(5, 64)[0])

@@ -59,6 +59,8 @@ Scores are kept in log2 units (the softmax scale is pre-multiplied by log2(e)), 
 use exp2 throughout and a partial's lse is `m + log2(l)`.
 """
 
+import functools
+
 import torch
 import triton
 import triton.language as tl
@@ -297,10 +299,15 @@ def split_workspace(splits: int, rows: int, heads: int, head_pad: int, out: torc
     return part, lse
 
 
-def _discard_builds() -> bool:
-    """Whether the merge's target has `discard.global.L2` (PTX, sm80 and later; not the interpreter)."""
-    return (not interpreter_active() and torch.version.hip is None
-            and torch.cuda.get_device_capability()[0] >= 8)
+@functools.cache
+def _discard_builds(device_index: int) -> bool:
+    """Whether CUDA device `device_index` has `discard.global.L2` (PTX, sm80 and later; not ROCm)."""
+    return torch.version.hip is None and torch.cuda.get_device_capability(device_index)[0] >= 8
+
+
+def whole_lines(columns: int) -> bool:
+    """Whether a merge program's slice of `columns` head columns is whole 128-byte L2 lines, which DISCARD needs."""
+    return columns % L2_LINE_VALUES.value == 0
 
 
 def merge_shape(splits: int, head_pad: int) -> tuple[int, int, int]:
@@ -311,14 +318,22 @@ def merge_shape(splits: int, head_pad: int) -> tuple[int, int, int]:
     return columns, chunk, max(MERGE_WARPS, chunk * columns // (32 * MERGE_VALUES_PER_THREAD))
 
 
-def launch_merge(part, lse, out):
-    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D]."""
+def launch_merge_shaped(part, lse, out, columns: int, chunk: int, warps: int, discard: bool) -> None:
+    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D] with the given
+    launch shape; `discard`: drop the partials' L2 lines after reading them, where the slice is whole
+    lines (the merge probes launch other shapes through this too)."""
     splits, rows, heads, head_pad = part.shape
     if rows == 0:
         return
-    columns, chunk, warps = merge_shape(splits, head_pad)
     merge_splits_kernel[(rows, heads, head_pad // columns)](
         part, lse, out, rows, splits, out.stride(0), out.stride(1),
         NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk,
-        DISCARD=columns % L2_LINE_VALUES.value == 0 and _discard_builds(), num_warps=warps,
+        DISCARD=discard and whole_lines(columns), num_warps=warps,
     )
+
+
+def launch_merge(part, lse, out):
+    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D] at `merge_shape`'s
+    launch shape, dropping the partials' L2 lines where `out`'s GPU has the instruction."""
+    discard = not interpreter_active() and out.is_cuda and _discard_builds(out.device.index)
+    launch_merge_shaped(part, lse, out, *merge_shape(part.shape[0], part.shape[3]), discard)

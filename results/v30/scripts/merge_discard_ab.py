@@ -31,26 +31,20 @@ CASES = {"mtp-verify": ("kv=32768 16q/1kv d256 bf16", "kv=70000 16q/1kv d256 bf1
 POWER = ("kv=32768 16q/1kv d256 bf16", "kv=32768 16q/1kv d256 fp8")
 
 
-def _launch(part, lse, out, columns, chunk, warps, discard):
-    splits, rows, heads, head_pad = part.shape
-    common.merge_splits_kernel[(rows, heads, head_pad // columns)](
-        part, lse, out, rows, splits, out.stride(0), out.stride(1), NUM_HEADS=heads, HEAD=out.shape[2],
-        HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk, DISCARD=discard and columns % 32 == 0, num_warps=warps)
-
-
 def merge_launcher(discard, min_columns=16, values=4096, warps=2):
     """v29's rule for the merge's shape (its constants the defaults), with other constants and DISCARD."""
     def launch(part, lse, out):
         splits, head_pad = part.shape[0], part.shape[3]
         columns = min(head_pad, max(min_columns, values // triton.next_power_of_2(splits)))
-        _launch(part, lse, out, columns, min(triton.next_power_of_2(splits), values // columns), warps, discard)
+        common.launch_merge_shaped(part, lse, out, columns, min(triton.next_power_of_2(splits), values // columns),
+                                   warps, discard)
     return launch
 
 
 def library_shape_launcher(discard):
     """`common.merge_shape`'s launch shape (v30), with DISCARD as asked."""
     def launch(part, lse, out):
-        _launch(part, lse, out, *common.merge_shape(part.shape[0], part.shape[3]), discard)
+        common.launch_merge_shaped(part, lse, out, *common.merge_shape(part.shape[0], part.shape[3]), discard)
     return launch
 
 
@@ -70,7 +64,7 @@ SHAPES = {"q=1 kv=131072 16q/1kv d256 fp8": ((32, 256, 8), (64, 256, 8), (64, 12
 
 def shape_launcher(columns, chunk, warps):
     def launch(part, lse, out):
-        _launch(part, lse, out, columns, chunk, warps, True)
+        common.launch_merge_shaped(part, lse, out, columns, chunk, warps, True)
     return launch
 
 
