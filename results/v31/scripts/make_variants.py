@@ -113,13 +113,73 @@ def _counters(device, n):
 def launch_unified_keys_rows('''
 
 
+V1_MERGE = HELPERS[HELPERS.index("@gluon.jit\ndef _merge_units("):HELPERS.index("@gluon.jit\ndef _arrive_and_merge(")]
+V2_MERGE = """@gluon.jit
+def _merge_units(part_ptr, lse_ptr, out_ptr, merger, mergers, units, num_splits, num_tokens, q_first, kv_head,
+                 stride_o_tok, stride_o_head, NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr,
+                 COLUMNS: gl.constexpr, CHUNK_S: gl.constexpr, WARPS: gl.constexpr, DISCARD: gl.constexpr):
+    '''v2: as v1, but each split's lse is loaded by one thread (v1: by all 8 threads of a row of the
+    values' layout) and each partial line dropped by one thread (v1: 8).'''
+    TC: gl.constexpr = COLUMNS // 4 if COLUMNS < 128 else 32
+    MERGE: gl.constexpr = gl.BlockedLayout([1, 4], [32 // TC, TC], [WARPS, 1], [1, 0])
+    SPLITS: gl.constexpr = gl.BlockedLayout([1], [32], [WARPS], [0])
+    LINES: gl.constexpr = gl.BlockedLayout([1, 1], [32 // (COLUMNS // 32), COLUMNS // 32], [WARPS, 1], [1, 0])
+    offs_s = gl.arange(0, CHUNK_S, layout=gl.SliceLayout(1, MERGE))
+    offs_l = gl.arange(0, CHUNK_S, layout=SPLITS)
+    offs_w = gl.arange(0, COLUMNS, layout=gl.SliceLayout(0, MERGE))
+    line_s = gl.arange(0, CHUNK_S, layout=gl.SliceLayout(1, LINES))
+    line_w = gl.arange(0, COLUMNS // 32, layout=gl.SliceLayout(0, LINES)) * 32
+    for u in range(merger, units, mergers):
+        c = u // (D // COLUMNS)
+        token = q_first + c // GROUP
+        head = kv_head * GROUP + c % GROUP
+        first_d = u % (D // COLUMNS) * COLUMNS
+        top = -float("inf")
+        total = 0.0
+        acc = gl.zeros([COLUMNS], gl.float32, gl.SliceLayout(0, MERGE))
+        for first in range(0, num_splits, CHUNK_S):
+            slot_l = ((first + offs_l).to(gl.int64) * num_tokens + token) * NUM_Q_HEADS + head
+            lse = gl.load(lse_ptr + slot_l, mask=first + offs_l < num_splits, other=float("-inf"), cache_modifier=".cg")
+            slot = ((first + offs_s).to(gl.int64) * num_tokens + token) * NUM_Q_HEADS + head
+            o = gl.load(part_ptr + slot[:, None] * D + first_d + offs_w[None, :],
+                        mask=(first + offs_s < num_splits)[:, None], other=0.0, cache_modifier=".cg")
+            new_top = gl.maximum(top, gl.max(lse, 0))
+            base = gl.where(new_top == float("-inf"), 0.0, new_top)
+            rescale = gl.exp2(top - base)
+            w_l = gl.exp2(lse - base)
+            w = gl.convert_layout(w_l, gl.SliceLayout(1, MERGE))
+            acc = acc * rescale + gl.sum(gl.where(w[:, None] > 0.0, o, 0.0) * w[:, None], 0)
+            total = total * rescale + gl.sum(w_l, 0)
+            top = new_top
+            if DISCARD:
+                gl.thread_barrier()  # every thread's loads of the chunk have returned
+                slot_d = ((first + line_s).to(gl.int64) * num_tokens + token) * NUM_Q_HEADS + head
+                _discard_lines(part_ptr + slot_d[:, None] * D + first_d + line_w[None, :],
+                               (first + line_s < num_splits)[:, None] & (line_w < COLUMNS)[None, :])
+        res = acc / gl.where(total > 0.0, total, 1.0)
+        gl.store(out_ptr + token.to(gl.int64) * stride_o_tok + head * stride_o_head + first_d + offs_w,
+                 res.to(out_ptr.dtype.element_ty))
+
+
+"""
+V1_SHAPE = ("    columns, chunk, _ = merge_shape(splits, head)\n"
+            "    slots = torch.cuda.get_device_properties(q.device).multi_processor_count * (1 if profile.tile_n == 128 else 2)\n"
+            "    fused = splits > 1 and rows * num_kv_heads * splits <= slots  # every program resident: spinning is safe\n")
+V2_SHAPE = ("    splits_pad = triton.next_power_of_2(splits)\n"
+            "    columns = min(head, max(32, 64 * 32 * profile.num_warps // splits_pad))  # 64 values per thread\n"
+            "    chunk = min(splits_pad, 64 * 32 * profile.num_warps // columns)\n"
+            "    slots = torch.cuda.get_device_properties(q.device).multi_processor_count * (1 if profile.tile_n == 128 else 2)\n"
+            "    fused = (splits > 1 and rows * num_kv_heads * splits <= slots  # every program resident: spinning is safe\n"
+            "             and profile.block_m * (head // columns) <= splits)  # one unit per merger\n")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     lib = absolute_imports(Path("pagedattn/ops/unified_keys_rows.py").read_text())
     text = replaced(
         lib,
         ('"""Decode and verify attention', '"""v31 probe (build/v31/ukr_fused.py, make_variants.py): decode and verify attention'),
-        ("from triton.experimental import gluon\n", "import torch\nfrom triton.experimental import gluon\n"),
+        ("from triton.experimental import gluon\n", "import torch\nimport triton\nfrom triton.experimental import gluon\n"),
         ("from pagedattn.ops.common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace",
          "from pagedattn.ops.common import LOG2E, RESCALE_SLACK, launch_merge, merge_shape, scale_args, split_workspace"),
         ("\n\n@gluon.jit(do_not_specialize=BATCH_SIZED_ARGS + [\"q_blocks\"])", HELPERS),
@@ -154,7 +214,11 @@ def main():
          "        MULTI_BLOCK=q_blocks > 1, FUSED=fused, COLUMNS=columns, CHUNK_S=chunk, DISCARD=True,\n"
          "        num_warps=profile.num_warps,\n    )\n    if splits > 1 and not fused:\n        launch_merge(part, lse, out)"),
     )
-    (OUT / "ukr_fused.py").write_text(text)
+    (OUT / "ukr_fused_v1.py").write_text(text)
+    v2 = replaced(text, (V1_MERGE, V2_MERGE), (V1_SHAPE, V2_SHAPE), ("ukr_fused.py", "ukr_fused_v2.py"))
+    (OUT / "ukr_fused_v2.py").write_text(v2)
+    (OUT / "ukr_fused_v2_keep.py").write_text(replaced(v2, ("DISCARD=True,", "DISCARD=False,"),
+                                                       ("ukr_fused_v2.py", "ukr_fused_v2_keep.py")))
 
 
 if __name__ == "__main__":
