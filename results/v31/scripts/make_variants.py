@@ -1,6 +1,6 @@
-"""v31: build the probe kernel file into build/v31 (ignored; run this from the repository root before fused_ab.py,
-and carry build/v31 to the device):
-  ukr_fused.py  ops/unified_keys_rows.py (as in the tree) with its relative imports made absolute and the split
+"""v31: build the probe kernel files into build/v31 (ignored; run this from the repository root before fused_ab.py
+or fused_stamps.py, and carry build/v31 to the device):
+  ukr_fused_v1.py  (call 1, then named ukr_fused.py) ops/unified_keys_rows.py (as in the tree) with its relative imports made absolute and the split
                 merge done inside the kernel by the last programs of each query block to finish: every program
                 (empty segments too) counts itself on a per-(query block, KV head) counter after its partial
                 rows and lse are stored (CTA barrier, then one release atomic, as a semaphore's arrive); the
@@ -12,6 +12,10 @@ and carry build/v31 to the device):
                 whole grid is resident at once (programs <= SMs x 1 for 128-key tiles, x 2 for 64), since a
                 waiting merger holds its SM slot; there the launcher launches no merge kernel (FUSED), elsewhere
                 the library's merge kernel runs as before.
+  ukr_fused_v2.py  (call 5) v1 with each split's lse loaded by one thread and each partial line dropped by one
+                thread (v1: the 8 threads of a row of the values' layout), a unit as wide as 64 values per thread
+                allow, and the merge in the kernel only where every merger has one unit.
+  ukr_fused_v2_keep.py  v2 without dropping the partials' lines.
 Each edit asserts that the text it replaces occurs once (`scripts/variant_source.replaced`).
 Usage: make_variants.py (from the repository root)"""
 import sys
