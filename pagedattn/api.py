@@ -30,7 +30,7 @@ from .ops.sparse_keys_rows import launch_sparse_keys_rows
 from .ops.unified import launch_unified_attention
 from .ops.unified_keys_rows import launch_unified_keys_rows
 from .ops.verify_wgmma import launch_verify_wgmma
-from .profiles.select import Selection, select_profile
+from .profiles.select import ALL_QUERIES, PlannedLaunch, Selection, select_profile, unified_launch_plan
 from .profiles.types import LaunchProfile, ShapeKey, query_class
 
 Q_DTYPES = (torch.bfloat16, torch.float16)
@@ -180,6 +180,13 @@ def choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k=N
     return select_profile(key, DeviceInfo.current(q.device.index if q.is_cuda else None), profile)
 
 
+def choose_unified_plan(q, k_cache, block_table, max_seqlen_q, max_seqlen_k=None, profile=None,
+                        score_mods: bool = False, v_cache=None) -> tuple[PlannedLaunch, ...]:
+    """The launches `unified_attention` makes for this call (`select.unified_launch_plan`)."""
+    key = unified_shape_key(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, score_mods, v_cache)
+    return unified_launch_plan(key, DeviceInfo.current(q.device.index if q.is_cuda else None), profile)
+
+
 def choose_sparse_profile(q, k_cache, indices, profile=None, v_cache=None) -> Selection:
     key = sparse_shape_key(q, k_cache, indices, v_cache)
     return select_profile(key, DeviceInfo.current(q.device.index if q.is_cuda else None), profile)
@@ -199,11 +206,13 @@ def _unified_launch(
     cu_seqlens_q: torch.Tensor, seq_lens: torch.Tensor, block_table: torch.Tensor,
     sinks: Optional[torch.Tensor], k_scale_tensor: Optional[torch.Tensor], v_scale_tensor: Optional[torch.Tensor],
     k_scale: float, v_scale: float, softmax_scale: float, softcap: float, sliding_window: int, max_seqlen_q: int,
-    profile: list[int],
+    profile: list[int], queries_above: int, queries_upto: int,
 ) -> None:
     chosen = LaunchProfile.from_ints(profile)
     k_scale_given, v_scale_given = _given_scale(k_scale_tensor, k_scale), _given_scale(v_scale_tensor, v_scale)
     if chosen.warpgroup_mma or chosen.keys_as_rows:  # the profile layer admits them only without window, softcap, sinks
+        if (queries_above, queries_upto) != (0, ALL_QUERIES):
+            raise ValueError(f"profile {chosen.short()} runs a Gluon kernel, which takes every sequence of the call")
         launch = launch_verify_wgmma if chosen.warpgroup_mma else launch_unified_keys_rows
         launch(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, max_seqlen_q=max_seqlen_q,
                softmax_scale=softmax_scale, k_scale=k_scale_given, v_scale=v_scale_given, profile=chosen)
@@ -214,6 +223,7 @@ def _unified_launch(
         k_scale=k_scale_given,
         v_scale=v_scale_given,
         sliding_window=sliding_window or None, softcap=softcap or None, sinks=sinks, profile=chosen,
+        queries_above=queries_above, queries_upto=queries_upto,
     )
 
 
@@ -222,7 +232,8 @@ _unified_op = torch.library.custom_op("pagedattn::unified_attention", mutates_ar
 
 @_unified_op.register_fake
 def _(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_scale_tensor, v_scale_tensor,
-      k_scale, v_scale, softmax_scale, softcap, sliding_window, max_seqlen_q, profile) -> None:
+      k_scale, v_scale, softmax_scale, softcap, sliding_window, max_seqlen_q, profile, queries_above,
+      queries_upto) -> None:
     return None
 
 
@@ -316,16 +327,29 @@ def unified_attention(
     out = _check_out(out, q)
     if _content_checks and not torch.compiler.is_compiling():
         _check_unified_contents(cu_seqlens_q, seq_lens, max_seqlen_q)
-    chosen = choose_unified_profile(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, profile,
-                                    has_score_mods(sliding_window, softcap, sinks), v_cache).profile
+    plan = choose_unified_plan(q, k_cache, block_table, max_seqlen_q, max_seqlen_k, profile,
+                               has_score_mods(sliding_window, softcap, sinks), v_cache)
+    return launch_unified_plan(plan, q, k_cache, v_cache, cu_seqlens_q=cu_seqlens_q, seq_lens=seq_lens,
+                               block_table=block_table, max_seqlen_q=max_seqlen_q, softmax_scale=softmax_scale,
+                               k_scale=k_scale, v_scale=v_scale, sliding_window=sliding_window, softcap=softcap,
+                               sinks=sinks, out=out)
+
+
+def launch_unified_plan(plan: tuple[PlannedLaunch, ...], q, k_cache, v_cache, *, cu_seqlens_q, seq_lens, block_table,
+                        max_seqlen_q: int, out: torch.Tensor, softmax_scale=None, k_scale=None, v_scale=None,
+                        sliding_window=None, softcap=None, sinks=None, max_seqlen_k=None) -> torch.Tensor:
+    """Make `plan`'s launches over checked arguments (`unified_attention`'s; max_seqlen_k only
+    shapes the plan); the tuner times one launch of a plan alone through it."""
     k_t, k_v, _ = scale_args(k_scale)
     v_t, v_v, _ = scale_args(v_scale)
     launch = torch.ops.pagedattn.unified_attention if _through_dispatcher(q) else _unified_launch
-    launch(
-        q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_t, v_t, k_v, v_v,
-        float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale),
-        float(softcap or 0.0), int(sliding_window or 0), max_seqlen_q, chosen.to_ints(),
-    )
+    for planned in plan:
+        launch(
+            q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, sinks, k_t, v_t, k_v, v_v,
+            float(q.shape[2] ** -0.5 if softmax_scale is None else softmax_scale),
+            float(softcap or 0.0), int(sliding_window or 0), max_seqlen_q, planned.selection.profile.to_ints(),
+            planned.queries_above, planned.queries_upto,
+        )
     return out
 
 

@@ -59,7 +59,7 @@ from . import api, reference
 from .device import DeviceInfo
 from .ops.common import load_tokens, split_position
 from .ops.sparse import resolve_selections
-from .profiles.select import untuned_selection
+from .profiles.select import partition, short_part_key, untuned_selection
 from .profiles.types import cdiv
 from .timing import rotation_count, time_calls, timings_meaningful
 from .workloads import WORKLOADS
@@ -225,6 +225,17 @@ def _selection_dict(selection) -> dict:
             "source": selection.source, "detail": selection.detail}
 
 
+def _plan_dict(plan) -> dict:
+    """A unified call's launches: the first one's selection, and with two launches (a partitioned
+    mixed batch) both profiles in `short`, each with the query counts it runs, and the second's source."""
+    first = _selection_dict(plan[0].selection)
+    if len(plan) == 1:
+        return first
+    parts = [(p.selection, f"q>{p.queries_above}" if p.queries_above else f"q<={p.queries_upto}") for p in plan]
+    return first | {"short": " + ".join(f"{s.profile.short()} ({queries})" for s, queries in parts),
+                    "detail": "; ".join(f"{queries}: {s.source} {s.detail}".strip() for s, queries in parts)}
+
+
 def _api_function(kernel: str):
     return api.unified_attention if kernel == "unified" else api.sparse_attention
 
@@ -238,22 +249,28 @@ def _shape_key(kernel: str, kw: dict):
 
 def _prepare_pagedattn(kernel: str, kw: dict) -> Prepared:
     if kernel == "unified":
-        selection = api.choose_unified_profile(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"],
-                                               kw.get("max_seqlen_k"), score_mods=api.has_score_mods(**kw))
+        record = _plan_dict(api.choose_unified_plan(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"],
+                                                    kw.get("max_seqlen_k"), score_mods=api.has_score_mods(**kw)))
     else:
-        selection = api.choose_sparse_profile(kw["q"], kw["k_cache"], kw["indices"])
+        record = _selection_dict(api.choose_sparse_profile(kw["q"], kw["k_cache"], kw["indices"]))
     fn = _api_function(kernel)
-    return Prepared(lambda out: fn(**kw, out=out), _selection_dict(selection))
+    return Prepared(lambda out: fn(**kw, out=out), record)
 
 
 def _prepare_pagedattn_default(kernel: str, kw: dict) -> Prepared:
-    """pagedattn as a GPU of this arch without a tuned table runs it (`untuned_selection`)."""
+    """pagedattn as a GPU of this arch without a tuned table runs it (`untuned_selection`; a mixed
+    unified batch in the launches `select.partition` makes of the untuned choices)."""
     key = _shape_key(kernel, kw)
     q = kw["q"]
-    selection = untuned_selection(key, DeviceInfo.current(q.device.index if q.is_cuda else None))
-    fn = _api_function(kernel)
+    device = DeviceInfo.current(q.device.index if q.is_cuda else None)
+    selection = untuned_selection(key, device)
+    if kernel == "unified":
+        short_key = short_part_key(key)
+        plan = partition(key, selection, None if short_key is None else untuned_selection(short_key, device))
+        return Prepared(lambda out: api.launch_unified_plan(plan, out=out, **kw),
+                        _plan_dict(plan) | {"source": f"{selection.source} (no table)"})
     profile = selection.profile
-    return Prepared(lambda out: fn(**kw, out=out, profile=profile),
+    return Prepared(lambda out: api.sparse_attention(**kw, out=out, profile=profile),
                     _selection_dict(selection) | {"source": f"{selection.source} (no table)"})
 
 

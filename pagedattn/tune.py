@@ -6,7 +6,14 @@ up, searches launch profiles around the default (what the dispatcher picks witho
 `select.untuned_selection`, the arch's rule ladders over the analytic default), checks each
 candidate against the float64 reference (rel-L2 < 1e-2 to be eligible) and bit for bit against the
 default profile's output, times it (`timing.time_calls` medians), keeps the fastest eligible
-profile per bucket and writes the device table and a Markdown report.
+profile per bucket and writes the device table and a Markdown report. A unified case of the
+prefill class whose batch also holds sequences of at most VERIFY_MAX_QUERIES queries (a mixed batch)
+is two buckets, tuned in this order: its short sequences' launch (`select.partitioned_plan`), timed
+alone under `select.short_part_key` and checked on those sequences' rows (candidates other than the
+Triton kernel in one pass are pruned: the Gluon kernels take no query-length range, a split would
+write the chunks' rows); then the call, each candidate timed as a call with it in the table runs:
+with the short launch's tuned profile where `select.partition` splits the call in two, else in one
+launch (`planned_call`).
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
 addresses_ahead x warpgroup_mma x shared_exchange x keys_as_rows) has ~5,400 points per bucket, hours of GPU time
@@ -105,7 +112,7 @@ from .profiles import select as dispatch
 from .profiles.types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KERNELS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
     MAX_STAGES, UNIFIED_KEYS_ROWS_FORMS, UNIFIED_KEYS_ROWS_MAX_M, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS,
-    LaunchProfile, ShapeKey, cdiv, next_pow2,
+    VERIFY_MAX_QUERIES, LaunchProfile, ShapeKey, cdiv, next_pow2,
 )
 
 REL_L2_BOUND = 1e-2
@@ -257,8 +264,10 @@ def within_budget(batch: list[LaunchProfile], recorded: set[str], spent: int, ca
     return [c for c in batch if c.short() in recorded] + fresh[: max(0, cap - spent)]
 
 
-def prune_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> str | None:
-    """Why a candidate is not worth running (None: run it)."""
+def prune_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo, part: str | None = None) -> str | None:
+    """Why a candidate is not worth running (None: run it); `part`: the bucket's `CaseRef.part`."""
+    if part == SHORT_PART and (profile.kernel != "triton" or profile.num_splits > 1):
+        return "the short sequences' launch runs the Triton kernel in one pass"
     reason = dispatch.unfit_reason(profile, key, device)
     if reason:
         return reason
@@ -288,14 +297,19 @@ def case_shape_key(case: workloads.Case) -> ShapeKey:
                                  api.has_score_mods(s.sliding_window, s.softcap, s.sinks or None))
 
 
+SHORT_PART = "short"  # CaseRef.part: the launch of a partitioned call's short sequences alone
+
+
 @dataclass(frozen=True)
 class CaseRef:
-    """How a worker finds a case: workload, tiny or full cases, index, optional row count."""
+    """How a worker finds a case: workload, tiny or full cases, index, optional row count, and
+    optionally which launch of a partitioned call to time (SHORT_PART)."""
 
     workload: str
     tiny: bool
     index: int
     rows: int | None = None
+    part: str | None = None
 
     def resolve(self) -> workloads.Case:
         w = workloads.get_workload(self.workload)
@@ -335,36 +349,64 @@ def plan_tasks(args: argparse.Namespace) -> list[Task]:
             case = ref.resolve()
             if args.match and args.match not in case.label:
                 continue
-            task = Task(ref, case.label, case_shape_key(case))
-            same = tasks.setdefault(task.bucket_id, task)
-            if task.label not in (same.label, *same.merged):
-                same.merged.append(task.label)
+            key = case_shape_key(case)
+            found = [Task(ref, case.label, key)]
+            short_key = dispatch.short_part_key(key)
+            if short_key is not None and min(case.shape.query_lens) <= VERIFY_MAX_QUERIES:
+                found.insert(0, Task(dataclasses.replace(ref, part=SHORT_PART),
+                                     f"{case.label} [q<={VERIFY_MAX_QUERIES} launch]", short_key))
+            for task in found:
+                same = tasks.setdefault(task.bucket_id, task)
+                if task.label not in (same.label, *same.merged):
+                    same.merged.append(task.label)
     if not tasks:
         raise ValueError(f"no case label contains --match {args.match!r}")
     return list(tasks.values())
+
+
+def default_profile(task: Task, device: DeviceInfo) -> LaunchProfile:
+    """Where a bucket's search starts and what its speedup is over: the dispatcher's choice without a
+    table (`select.untuned_selection`), in one pass for a short sequences' launch (which never splits)."""
+    profile = dispatch.untuned_selection(task.key, device).profile
+    return dataclasses.replace(profile, num_splits=1) if task.ref.part == SHORT_PART else profile
 
 
 def plan_case(task: Task, device: DeviceInfo) -> tuple[list[LaunchProfile], collections.Counter, int, int]:
     """The first sweep (the default and its surviving one-field variants), the pruning reasons over
     those variants, and the full Cartesian space: points surviving pruning, points in all."""
     key, values = task.key, field_values(task.key)
-    default = dispatch.untuned_selection(key, device).profile
+    default = default_profile(task, device)
     candidates, pruned, seen = [default], collections.Counter(), {default}
     for name in SEARCH_ORDER:
         for cand in sweep_candidates(default, name, key, device):
             if cand in seen:
                 continue
             seen.add(cand)
-            reason = prune_reason(cand, key, device)
+            reason = prune_reason(cand, key, device, task.ref.part)
             if reason:
                 pruned[reason_kind(reason)] += 1
             else:
                 candidates.append(cand)
     space = [LaunchProfile(**dict(zip(SEARCH_ORDER, p))) for p in itertools.product(*(values[n] for n in SEARCH_ORDER))]
-    return candidates, pruned, sum(prune_reason(p, key, device) is None for p in space), len(space)
+    return candidates, pruned, sum(prune_reason(p, key, device, task.ref.part) is None for p in space), len(space)
 
 
 # --------------------------------------------------------------------------- worker process
+
+
+def planned_call(key: ShapeKey, short: dispatch.Selection | None, profile: LaunchProfile, out: torch.Tensor,
+                 **kwargs) -> torch.Tensor:
+    """A unified call with `profile` as the table's choice for `key`: in the launches of
+    `select.partition` with the short sequences' selection `short`."""
+    plan = dispatch.partition(key, dispatch.Selection(profile, "explicit"), short)
+    return api.launch_unified_plan(plan, out=out, **kwargs)
+
+
+def short_part_launch(profile: LaunchProfile, out: torch.Tensor, **kwargs) -> torch.Tensor:
+    """A unified call's launch of its short sequences alone (`select.partitioned_plan`'s second launch)
+    with `profile`; the other sequences' rows are left as they are, or zero where `profile` splits."""
+    plan = (dispatch.PlannedLaunch(dispatch.Selection(profile, "explicit"), queries_upto=VERIFY_MAX_QUERIES),)
+    return api.launch_unified_plan(plan, out=out, **kwargs)
 
 
 def fault_injections() -> dict[str, str]:
@@ -424,23 +466,25 @@ class _WorkerState:
             status = "faulted" if _device_broken() else "error"
             return {"status": status, "error": f"{type(exc).__name__}: {exc}"[:500]}
 
-    def _use_kernel(self, kernel: str) -> None:
-        self.launch = api.unified_attention if kernel == "unified" else api.sparse_attention
+    def _use_kernel(self, kernel: str, part: str | None = None) -> None:
+        self.launch = short_part_launch if part == SHORT_PART else \
+            api.unified_attention if kernel == "unified" else api.sparse_attention
 
     def _release_inputs(self) -> None:
         """Drop the previous bucket's tensors and hand their memory back to the device before the
         next bucket's are made: a dozen compile workers each caching a 32K-token case's pages
         left the timing worker's set-up out of memory on the H200 (perf-notes v9)."""
-        self.inputs, self.reference, self.default_out = [], None, None
+        self.inputs, self.reference, self.default_out, self.rows = [], None, None, slice(None)
         if self.device == "cuda":
             torch.cuda.empty_cache()
 
     def setup(self, msg: dict) -> dict:
         self.setup_id = None
         self._release_inputs()
-        case = CaseRef(**msg["case"]).resolve()
+        ref = CaseRef(**msg["case"])
+        case = ref.resolve()
         kernel = case.shape.kernel
-        self._use_kernel(kernel)
+        self._use_kernel(kernel, ref.part)
         first = case.build(self.device, msg["seed"]).kwargs
         sets = 1
         if timing.timings_meaningful():
@@ -449,12 +493,21 @@ class _WorkerState:
         self.inputs = [first] + [case.build(self.device, msg["seed"] + i).kwargs for i in range(1, sets)]
         self.reference = (reference.unified_attention if kernel == "unified" else reference.sparse_attention)(**first)
         self.timing_ms = (msg["warmup_ms"], msg["rep_ms"])
-        self.default_out = self._launch_once(LaunchProfile.from_dict(msg["default"]))
         if kernel == "unified":
             key = api.unified_shape_key(first["q"], first["k_cache"], first["block_table"], first["max_seqlen_q"],
                                         first["max_seqlen_k"], api.has_score_mods(**first))
+            short_key = dispatch.short_part_key(key)
+            if ref.part is None and short_key is not None:
+                short = dispatch.Selection(LaunchProfile.from_dict(msg["short"]), "tuned") if msg.get("short") \
+                    else dispatch.select_profile(short_key, DeviceInfo.current())
+                self.launch = functools.partial(planned_call, key, short)
+            if ref.part == SHORT_PART:
+                key = short_key
+                self.rows = torch.repeat_interleave(torch.tensor([n <= VERIFY_MAX_QUERIES for n in case.shape.query_lens]),
+                                                    torch.tensor(case.shape.query_lens)).to(self.device)
         else:
             key = api.sparse_shape_key(first["q"], first["k_cache"], first["indices"])
+        self.default_out = self._launch_once(LaunchProfile.from_dict(msg["default"]))
         signature = {name: {"shape": list(v.shape), "stride": list(v.stride()), "dtype": str(v.dtype)[len("torch."):]}
                      if isinstance(v, torch.Tensor) else {"value": v} for name, v in first.items()}
         self.setup_id = msg["id"]
@@ -467,7 +520,7 @@ class _WorkerState:
         cache (GQA decode at 32,768 keys: 8.6 GB; perf-notes v9 item 5)."""
         self.setup_id = None
         self._release_inputs()
-        self._use_kernel(msg["kernel"])
+        self._use_kernel(msg["kernel"], msg.get("part"))
         inputs = {}
         for name, spec in msg["signature"].items():
             if "value" in spec:
@@ -497,8 +550,8 @@ class _WorkerState:
         out = self._launch_once(profile)
         if not measure:
             return {"status": "ok"}
-        err = reference.rel_l2(out, self.reference)
-        bitwise = bool(torch.equal(out, self.default_out))
+        err = reference.rel_l2(out[self.rows], self.reference[self.rows])
+        bitwise = bool(torch.equal(out[self.rows], self.default_out[self.rows]))
         if not err < REL_L2_BOUND:  # also catches NaN
             problem = f"rel-L2 {err:.2e} >= {REL_L2_BOUND:g}" if math.isfinite(err) else "non-finite output"
             return {"status": "wrong", "rel_l2": err if math.isfinite(err) else None, "bitwise": bitwise, "error": problem}
@@ -757,6 +810,7 @@ class Tuner:
         self.timer = Worker()
         self.pool = [Worker() for _ in range(args.jobs)]
         self.signature: dict = {}  # tensor shapes of the timing worker's bucket, for the compile workers
+        self.short_best: dict[str, LaunchProfile] = {}  # the tuned profile of each short-part bucket of this run
         self.done = 0
 
     def close(self) -> None:
@@ -764,7 +818,7 @@ class Tuner:
             w.close()
 
     def tune(self, task: Task) -> BucketResult:
-        result = BucketResult(task, dispatch.untuned_selection(task.key, self.device).profile)
+        result = BucketResult(task, default_profile(task, self.device))
         try:
             result.default = result.best = self._measure(result, [result.default_profile])[0]
             if not result.default.eligible:
@@ -776,6 +830,8 @@ class Tuner:
                 moved = any([self._sweep(result, name) for name in SEARCH_ORDER])  # a list: sweep every field
         except BucketError as exc:
             result.error = str(exc)
+        if task.ref.part == SHORT_PART and not result.error:
+            self.short_best[task.bucket_id] = result.best.profile
         self.done += 1
         summary = result.error or f"{result.best.profile.short()} {result.speedup:.2f}x over the default"
         self.progress.bucket_done(self.done, f"{task.key.kernel} {task.label}", summary)
@@ -790,7 +846,7 @@ class Tuner:
         known = [earlier.profile] if earlier is not None else []
         known += [p for p in [*tables.previous_profiles(task.key, self.device.name, self.args.table_dir),
                               *self.args.first_guess]
-                  if prune_reason(p, task.key, self.device) is None]
+                  if prune_reason(p, task.key, self.device, task.ref.part) is None]
         for m in self._measure(result, [p for p in dict.fromkeys(known) if p != result.default_profile]):
             self._move_if_faster(result, m)
 
@@ -806,7 +862,7 @@ class Tuner:
             short = cand.short()
             if short in result.measured or short in result.pruned or cand in batch:
                 continue
-            reason = prune_reason(cand, result.task.key, self.device)
+            reason = prune_reason(cand, result.task.key, self.device, result.task.ref.part)
             if reason:
                 result.pruned[short] = reason
             else:
@@ -824,7 +880,8 @@ class Tuner:
         if len(self.pool) and len(todo) > 1:
             self._set_up(result)
             self.progress.show(self.done, task.label, f"compiling {len(todo)} candidates")
-            inputs = {"op": "run", "measure": False, "kernel": task.key.kernel, "signature": self.signature,
+            inputs = {"op": "run", "measure": False, "kernel": task.key.kernel, "part": task.ref.part,
+                      "signature": self.signature,
                       "signature_id": "zeros " + task.bucket_id}
             for i in range(0, len(todo), len(self.pool)):
                 chunk = todo[i: i + len(self.pool)]
@@ -854,6 +911,10 @@ class Tuner:
         self.progress.show(self.done, task.label, "building inputs and the float64 reference")
         msg = {"op": "setup", "id": task.bucket_id, "case": dataclasses.asdict(task.ref), "seed": self.args.seed,
                "default": result.default_profile.to_dict(), "warmup_ms": self.args.warmup_ms, "rep_ms": self.args.rep_ms}
+        short_key = dispatch.short_part_key(task.key) if task.ref.part is None else None
+        short = self.short_best.get(json.dumps(short_key.bucket(), sort_keys=True)) if short_key else None
+        if short is not None:  # else the worker takes the dispatcher's choice for the short launch
+            msg["short"] = short.to_dict()
         [reply] = exchange([(self.timer, msg)], self.args.timeout * SETUP_TIMEOUT_FACTOR)
         if reply["status"] != "ok":
             raise BucketError(f"setting up the case failed ({reply['status']}): {reply.get('error')}")

@@ -18,12 +18,12 @@ import triton
 
 from pagedattn import api
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo
-from pagedattn.profiles import rules, tables
+from pagedattn.profiles import rules, select, tables
 from pagedattn.profiles.select import (
-    choose_splits, default_profile, even_splits, program_slots, select_profile, table_profile_for_call,
-    thread_registers, untuned_selection, with_splits,
+    ALL_QUERIES, Selection, choose_splits, default_profile, even_splits, program_slots, select_profile,
+    table_profile_for_call, thread_registers, unified_launch_plan, untuned_selection, with_splits,
 )
-from pagedattn.profiles.types import LaunchProfile, ShapeKey, cdiv, next_pow2, query_class
+from pagedattn.profiles.types import VERIFY_MAX_QUERIES, LaunchProfile, ShapeKey, cdiv, next_pow2, query_class
 
 MI300X = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
 MI355X = KNOWN_DEVICES["AMD_INSTINCT_MI355X"]
@@ -709,3 +709,58 @@ def test_code_tokens_are_the_same_on_every_python():
                 "NUMBER 1.5", "OP )", "OP :", "NEWLINE ", "INDENT ", "NAME return", "NAME a", "OP +", "NAME b",
                 "NEWLINE ", "DEDENT ", "ENDMARKER "]
     assert tables.code_tokens(sample).split("\n") == expected
+
+
+# ----------------------------------------------------------------------------- partitioned plan
+
+
+def mixed_key(num_seqs=68, num_tokens=4720, max_seqlen_q=2048, kv_dtype="bf16") -> ShapeKey:
+    """The mixed-batch workload's 32q/8kv D=128 shape: 4 prefill chunks, 48 decode and 16 verify sequences."""
+    return api.unified_shape_key(_meta(num_tokens, 32, 128), _meta(64, 16, 8, 128, dtype=TORCH_KV[kv_dtype]),
+                                 _meta(num_seqs, 1024, dtype=torch.int32), max_seqlen_q, 16384)
+
+
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_a_mixed_prefill_batch_runs_its_short_sequences_in_a_second_launch(kv_dtype):
+    key = mixed_key(kv_dtype=kv_dtype)
+    long, short = unified_launch_plan(key, H200)
+    assert long.selection == select_profile(key, H200)
+    assert (long.queries_above, long.queries_upto) == (VERIFY_MAX_QUERIES, ALL_QUERIES)
+    assert (short.queries_above, short.queries_upto) == (0, VERIFY_MAX_QUERIES)
+    assert short.selection.profile.kernel == "triton" and short.selection.profile.num_splits == 1
+    assert short.selection.profile.block_q(key.group) < long.selection.profile.block_q(key.group)
+
+
+@pytest.mark.parametrize("key", [
+    unified_key(20, 4, 16, 1, 32768), unified_key(64, 1, 32, 8, 4096),  # verify, decode
+    mixed_key(num_seqs=1, num_tokens=2048),  # one sequence
+    mixed_key(num_seqs=4, num_tokens=32768, max_seqlen_q=8192),  # dense prefill: the short launch would split
+], ids=["verify", "decode", "one-sequence", "short-split"])
+def test_other_calls_run_in_one_launch(key):
+    (whole,) = unified_launch_plan(key, H200)
+    assert whole.selection == select_profile(key, H200)
+    assert (whole.queries_above, whole.queries_upto) == (0, ALL_QUERIES)
+
+
+def test_an_explicit_profile_runs_in_one_launch():
+    profile = LaunchProfile(128, 64, 1, num_warps=8)
+    (whole,) = unified_launch_plan(mixed_key(), H200, profile)
+    assert whole.selection.profile == profile and whole.queries_upto == ALL_QUERIES
+
+
+@pytest.mark.parametrize("which,profile", [
+    ("long", "m64/n16/s1/w4/st4/wgmma"), ("short", "m64/n16/s1/w4/st4/wgmma"),
+    ("short", "m32/n64/s2/w4/st3"), ("short", "m128/n64/s1/w8/st3"),
+], ids=["long-gluon", "short-gluon", "short-split", "short-as-wide"])
+def test_no_second_launch_the_kernel_cannot_take(monkeypatch, which, profile):
+    """The second launch needs the Triton kernel (the Gluon kernels take no query range), one pass
+    (a split's merge would overwrite the first launch's rows) and narrower blocks than the first's."""
+    key, real = mixed_key(), select_profile
+
+    def forced(k, device, explicit=None):
+        chosen = real(k, device, explicit)
+        return Selection(LaunchProfile.from_short(profile), "test") if (k == key) == (which == "long") else chosen
+
+    monkeypatch.setattr(select, "select_profile", forced)
+    (whole,) = select.partitioned_plan(key, H200, forced(key, H200))
+    assert whole.queries_upto == ALL_QUERIES

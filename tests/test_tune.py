@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import torch
 
-from pagedattn import api, tune, workloads
+from pagedattn import api, reference, tune, workloads
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo
 from pagedattn.profiles import select, tables
 from pagedattn.profiles.types import LaunchProfile, ShapeKey, next_pow2
@@ -368,7 +368,7 @@ def test_compile_workers_build_small_caches_that_specialise_alike(num_blocks, ke
     cache = {"shape": [num_blocks, 16, 2, 64], "stride": [page_stride, 128, 64, 1], "dtype": "bfloat16"}
     table = {"shape": [3, 40], "stride": [40, 1], "dtype": "int32"}
     state = tune._WorkerState()
-    monkeypatch.setattr(state, "_use_kernel", lambda kernel: None)
+    monkeypatch.setattr(state, "_use_kernel", lambda kernel, part=None: None)
     state.setup_zeros({"kernel": "unified", "signature_id": "zeros b", "signature": {
         "k_cache": cache, "v_cache": cache, "block_table": table, "max_seqlen_q": {"value": 4}}})
     [inputs] = state.inputs
@@ -445,3 +445,58 @@ def test_a_first_guess_is_measured_in_every_bucket_and_recorded_in_the_command(t
     assert f"--first-guess {guess}" in read_table(tmp_path)["meta"]["command"]
     with pytest.raises(SystemExit):
         tune.parse_args(["--first-guess", "m32/n16/ahead"])
+
+
+def test_a_mixed_batch_is_two_buckets_and_its_short_launch_prunes_what_it_cannot_run(no_workers):
+    """The call, and its sequences of at most 8 queries in a launch of their own under the short-part
+    key; that launch's candidates run the Triton kernel in one pass. Other workloads add no bucket."""
+    tasks = tune.plan_tasks(tune.parse_args(["--kernel", "unified", "--workload", "mixed-batch", "gqa-decode"]))
+    mixed = [t for t in tasks if t.ref.workload == "mixed-batch"]
+    assert len(mixed) == 4 and len(tasks) == 4 + len(workloads.WORKLOADS["gqa-decode"].cases)
+    for short, call in zip(mixed[::2], mixed[1::2]):  # the short launch first: the call is timed with its profile
+        assert (call.ref.part, short.ref.part) == (None, tune.SHORT_PART)
+        assert short.key == select.short_part_key(call.key) and short.label == call.label + " [q<=8 launch]"
+    h200, key = KNOWN_DEVICES["NVIDIA_H200"], mixed[0].key
+    assert tune.default_profile(mixed[0], h200).num_splits == 1
+    for profile in ("m32/n64/s2/w4/st3", "m64/n16/s1/w4/st4/wgmma"):
+        reason = tune.prune_reason(LaunchProfile.from_short(profile), key, h200, tune.SHORT_PART)
+        assert reason == "the short sequences' launch runs the Triton kernel in one pass"
+    assert tune.prune_reason(LaunchProfile.from_short("m32/n64/s1/w4/st3"), key, h200, tune.SHORT_PART) is None
+
+
+def test_a_tuned_short_launch_is_what_a_mixed_call_runs(tmp_path, monkeypatch):
+    """Tune the tiny BF16 mixed batch: the short launch's bucket is measured on its own rows alone;
+    a call then runs two launches, the second with that bucket's tuned profile, and matches the
+    float64 reference on a NaN-prefilled output."""
+    argv = ["--kernel", "unified", "--workload", "mixed-batch", "--tiny", "--match", "bf16", "--max-candidates", "2",
+            "--jobs", "0"]
+    summary = tune.run_tuning(tune_args(tmp_path, *argv))
+    assert len(summary.results) == 2 and all(not r.error for r in summary.results)
+    short = next(r for r in summary.results if r.task.ref.part == tune.SHORT_PART)
+    assert all(r["status"] == "ok" and r["rel_l2"] < 1e-2 for r in read_results(tmp_path) if r["key"] == short.task.key.bucket())
+
+    monkeypatch.setattr(tables, "TABLE_DIR", tmp_path / "tables")
+    tables.clear_cache()
+    kw = workloads.WORKLOADS["mixed-batch"].tiny[0].build(DEVICE, seed=3).kwargs
+    plan = api.choose_unified_plan(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], kw["max_seqlen_k"])
+    assert [p.selection.source for p in plan] == ["table", "table"]
+    assert plan[1].selection.profile == short.best.profile
+    out = api.unified_attention(**kw, out=torch.full_like(kw["q"], float("nan")))
+    assert not out.isnan().any() and reference.rel_l2(out, reference.unified_attention(**kw)) < 1e-2
+    tables.clear_cache()
+
+
+def test_a_mixed_call_is_timed_in_the_launches_its_profile_would_make(monkeypatch):
+    """`planned_call`: a Triton profile for the call, with a one-pass short profile on narrower blocks,
+    makes two launches (the chunks, then the short sequences); a short profile the plan cannot take
+    leaves one launch. Both match the float64 reference on a NaN-prefilled output."""
+    kw = workloads.WORKLOADS["mixed-batch"].tiny[0].build(DEVICE, seed=5).kwargs
+    key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], kw["max_seqlen_k"])
+    ranges, launch = [], api._unified_launch
+    monkeypatch.setattr(api, "_unified_launch", lambda *args: ranges.append(args[-2:]) or launch(*args))
+    expected = reference.unified_attention(**kw)
+    for short, launches in (("m16/n32/s1/w4/st2", 2), ("m16/n32/s2/w4/st2", 1)):
+        ranges.clear()
+        out = tune.planned_call(key, select.Selection(LaunchProfile.from_short(short), "tuned"),
+                                LaunchProfile(64, 32, 1), torch.full_like(kw["q"], float("nan")), **kw)
+        assert len(ranges) == launches and not out.isnan().any() and reference.rel_l2(out, expected) < 1e-2

@@ -11,6 +11,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import pagedattn
 from pagedattn import LaunchProfile, api, reference
+from pagedattn.ops.unified import launch_unified_attention
+from pagedattn.profiles import select
+from pagedattn.profiles.types import VERIFY_MAX_QUERIES
 from pagedattn.workloads import UnifiedShape
 from conftest import assert_close_to_reference, nan_like, plant_rising_scores
 
@@ -51,6 +54,60 @@ def test_mixed_batch_prefill_decode_verify(device, profile):
     shape = UnifiedShape((20, 1, 4, 1, 3, 0), (52, 33, 9, 1, 3, 5), 8, 2, 32, 16)
     out, ref, _ = run_case(shape, device, LaunchProfile.from_dict(profile.to_dict() | {"block_m": 16}))
     assert_close_to_reference(out, ref)
+
+
+# a batch of prefill chunks (20, 9 queries), decode (1) and verify (4, 8) sequences, one of length 1
+_MIXED = UnifiedShape((20, 1, 4, 9, 1, 8), (52, 33, 9, 40, 1, 30), 8, 2, 32, 16)
+_SHORT = [False, True, True, False, True, True]  # at most VERIFY_MAX_QUERIES queries
+
+
+@pytest.mark.parametrize("first", [LaunchProfile(32, 16, 1), LaunchProfile(32, 16, 3, kv_major=True)],
+                         ids=["single", "split"])
+def test_partitioned_mixed_batch(device, monkeypatch, first):
+    """A plan of two launches (`select.partitioned_plan`): the chunks on wide blocks, single pass or
+    split (whose merge writes the short sequences' rows as zeros), then the short sequences in one
+    pass on narrow blocks. Both launches happen and together write every row."""
+    plan = (select.PlannedLaunch(select.Selection(first, "test"), queries_above=VERIFY_MAX_QUERIES),
+            select.PlannedLaunch(select.Selection(LaunchProfile(16, 16, 1), "test"), queries_upto=VERIFY_MAX_QUERIES))
+    monkeypatch.setattr(api, "choose_unified_plan", lambda *args, **kwargs: plan)
+    ranges, launch = [], api._unified_launch
+    monkeypatch.setattr(api, "_unified_launch", lambda *args: ranges.append(args[-2:]) or launch(*args))
+    out, ref, _ = run_case(_MIXED, device, None)
+    assert ranges == [(VERIFY_MAX_QUERIES, select.ALL_QUERIES), (0, VERIFY_MAX_QUERIES)]
+    assert_close_to_reference(out, ref)
+
+
+@pytest.mark.parametrize("profile", [LaunchProfile(16, 16, 1), LaunchProfile(16, 16, 2)], ids=["single", "split"])
+@pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
+def test_a_launch_writes_only_its_query_range(device, profile, short):
+    """One launch over the sequences of one side of VERIFY_MAX_QUERIES: their rows match the
+    reference; the other sequences' rows stay unwritten (single pass) or are merged as zeros (split)."""
+    inputs = _MIXED.build(device, seed=next(_seed))
+    kw = inputs.kwargs
+    out = nan_like(kw["q"])
+    bounds = dict(queries_above=0, queries_upto=VERIFY_MAX_QUERIES) if short else \
+        dict(queries_above=VERIFY_MAX_QUERIES, queries_upto=select.ALL_QUERIES)
+    launch_unified_attention(kw["q"], kw["k_cache"], kw["v_cache"], out, kw["cu_seqlens_q"], kw["seq_lens"],
+                             kw["block_table"], softmax_scale=kw["q"].shape[2] ** -0.5, k_scale=None, v_scale=None,
+                             sliding_window=None, softcap=None, sinks=None, profile=profile, **bounds)
+    ref = reference.unified_attention(**kw)
+    mine = torch.cat([torch.full((n,), s == short) for n, s in zip(_MIXED.query_lens, _SHORT)])
+    assert_close_to_reference(out[mine], ref[mine])
+    others = out[~mine]
+    assert (others.isnan().all() if profile.num_splits == 1 else (others == 0).all())
+
+
+@pytest.mark.parametrize("profile", ["m64/n16/s1/w4/st4/wgmma", "m64/n128/s1/w8/st2/keysrows"])
+def test_a_gluon_profile_refuses_a_query_range(device, profile):
+    """The Gluon kernels take every sequence of a call: a plan that gives one a query range is a bug,
+    refused before anything launches (the profile layer never makes one)."""
+    kw = _MIXED.build(device, seed=next(_seed)).kwargs
+    plan = (select.PlannedLaunch(select.Selection(LaunchProfile.from_short(profile), "test"),
+                                 queries_upto=VERIFY_MAX_QUERIES),)
+    out = nan_like(kw["q"])
+    with pytest.raises(ValueError, match="takes every sequence of the call"):
+        api.launch_unified_plan(plan, out=out, **kw)
+    assert out.isnan().all()
 
 
 @pytest.mark.parametrize("block_m", [16, 32, 64])

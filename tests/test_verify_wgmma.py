@@ -142,9 +142,9 @@ def test_unified_attention_hands_score_mods_to_the_profile_layer(device, monkeyp
 
     def record(*args, **kwargs):
         seen.append(kwargs.get("score_mods", args[6] if len(args) > 6 else False))
-        return select.Selection(LaunchProfile(16, 16, 1), "explicit")
+        return (select.PlannedLaunch(select.Selection(LaunchProfile(16, 16, 1), "explicit")),)
 
-    monkeypatch.setattr(api, "choose_unified_profile", record)
+    monkeypatch.setattr(api, "choose_unified_plan", record)
     kwargs = UnifiedShape((2, 1), (40, 20), 4, 1, 32, 16).build(device, seed=4).kwargs
     if extra.get("sinks") == "tensor":
         extra = {"sinks": torch.zeros(4, device=device)}

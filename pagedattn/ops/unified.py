@@ -37,6 +37,14 @@ happens to be 1 or a multiple of 16 would compile a new kernel in the middle of 
 
 The number of query blocks is bounded by num_tokens // BLOCK_Q + num_seqs, so the grid needs no
 device read; each program finds its sequence by binary search over cu_seqlens_q.
+
+A launch runs the sequences with queries_above < query count <= queries_upto (runtime arguments,
+not specialised). The profile layer runs a prefill call whose batch may also hold decode and
+verify sequences as two launches (`select.partitioned_plan`): the chunks on their wide blocks,
+the short sequences on narrow ones, where one launch would pack a decode token into a block of
+BLOCK_M 128 rows. The programs of the other launch's sequences exit; with splits they first set
+their rows' lse to -inf, so the merge writes zeros there, and the other launch, which runs after it
+in one pass, writes those rows.
 """
 
 import torch
@@ -49,7 +57,7 @@ from .common import (
     prepare_query, scale_args, split_workspace, write_rows,
 )
 
-BATCH_SIZED_ARGS = ["num_seqs", "num_tokens", "max_blocks", "stride_table"]
+BATCH_SIZED_ARGS = ["num_seqs", "num_tokens", "max_blocks", "stride_table", "queries_above", "queries_upto"]
 
 
 @triton.jit
@@ -113,7 +121,7 @@ def unified_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr, part_ptr, lse_ptr,
     cu_q_ptr, seq_lens_ptr, table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
     k_scale_value, v_scale_value, softmax_scale, softcap, window,
-    num_seqs, num_tokens, num_blocks, max_blocks, num_splits,
+    num_seqs, num_tokens, num_blocks, max_blocks, num_splits, queries_above, queries_upto,
     stride_q_tok, stride_q_head,
     stride_k_block, stride_k_slot, stride_k_head,
     stride_v_block, stride_v_slot, stride_v_head,
@@ -134,6 +142,10 @@ def unified_attention_kernel(
     q_block = block_id - (q_first // BLOCK_Q + seq)
     if q_block * BLOCK_Q >= q_len:
         return
+    other_launch = (q_len <= queries_above) | (q_len > queries_upto)  # the plan's other launch writes its rows
+    if not SPLIT:
+        if other_launch:
+            return
     context = tl.load(seq_lens_ptr + seq) - q_len  # absolute position of the sequence's first query
 
     offs_m = tl.arange(0, BLOCK_M)
@@ -160,8 +172,8 @@ def unified_attention_kernel(
     out_ptrs = out_ptr + row_tok[:, None] * stride_o_tok + head[:, None] * stride_o_head + offs_d[None, :]
     part_rows = (split * num_tokens + row_tok) * NUM_Q_HEADS + head  # [BLOCK_M] int64
     part_ptrs = part_ptr + part_rows[:, None] * HEAD_PAD + offs_d[None, :]
-    if SPLIT:
-        if tile_lo >= tile_hi:  # segment starts past this sequence's keys
+    if SPLIT:  # a segment past the sequence's keys, or a sequence of the other launch: merged as zeros
+        if (tile_lo >= tile_hi) | other_launch:
             tl.store(lse_ptr + part_rows, tl.full([BLOCK_M], float("-inf"), tl.float32), mask=row_ok)
             return
 
@@ -207,8 +219,10 @@ def unified_attention_kernel(
 def launch_unified_attention(
     q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *,
     softmax_scale: float, k_scale, v_scale, sliding_window, softcap, sinks, profile: LaunchProfile,
+    queries_above: int, queries_upto: int,
 ) -> None:
-    """Launch with the given profile; decides nothing."""
+    """Launch with the given profile over the sequences with queries_above < queries <= queries_upto
+    (the profile layer's plan, `select.unified_launch_plan`); decides nothing."""
     num_tokens, num_q_heads, head = q.shape
     num_blocks, page, num_kv_heads, _ = k_cache.shape
     num_seqs = seq_lens.shape[0]
@@ -227,7 +241,7 @@ def launch_unified_attention(
         cu_seqlens_q, seq_lens, block_table, sinks, k_scale_t, v_scale_t,
         k_scale_v, v_scale_v, softmax_scale, 1.0 if softcap is None else float(softcap),
         0 if sliding_window is None else int(sliding_window),
-        num_seqs, num_tokens, num_blocks, block_table.shape[1], splits,
+        num_seqs, num_tokens, num_blocks, block_table.shape[1], splits, queries_above, queries_upto,
         q.stride(0), q.stride(1),
         k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),

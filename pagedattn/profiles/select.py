@@ -14,6 +14,12 @@ space and never veto a measurement. Everything here is a pure function of (`Shap
 `DeviceInfo`), so every branch is testable on a CPU; the choice is remembered per pair until
 `tables.clear_cache` (the rules and tables are data that change only between such calls).
 
+A unified call runs in the launches of `unified_launch_plan`: one with the profile chosen above, or,
+for a prefill call whose batch may also hold decode and verify sequences, two: the chunks with that
+profile, the sequences of at most VERIFY_MAX_QUERIES queries with the profile chosen for the
+short-part key (`short_part_key`, `partitioned_plan`), each launch's programs of the other's
+sequences exiting at once.
+
 Analytic default:
   * BLOCK_M (unified): decode/verify pack all query tokens of a sequence with the group's heads,
     next_pow2(group x max_seqlen_q) capped at 128 (>= next_pow2(group), >= 16); prefill uses 128
@@ -37,10 +43,11 @@ from . import rules, tables
 from .types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
     UNIFIED_KEYS_ROWS_FORMS, UNIFIED_KEYS_ROWS_MAX_M, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
-    ShapeKey, cdiv, next_pow2,
+    VERIFY_MAX_QUERIES, ShapeKey, cdiv, next_pow2, query_class,
 )
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
+ALL_QUERIES = 2**31 - 1  # a launch's query-length bound that takes every sequence
 MIN_TILES_PER_SPLIT = 4
 # the default's cap: each split adds an fp32 partial row per query row and head to write and merge.
 # The wave rule needs more than 64 only below ~4 programs (single long requests with few KV heads),
@@ -351,6 +358,67 @@ def select_profile(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | 
             raise ValueError(f"profile {explicit.short()} cannot run this {key.kernel} call: {problem}")
         return Selection(explicit, "explicit")
     return _tuned_or_untuned(key, device)
+
+
+@dataclass(frozen=True)
+class PlannedLaunch:
+    """One launch of a unified call: its selection, run over the sequences with more than
+    `queries_above` and at most `queries_upto` queries (the kernel's programs of other sequences exit)."""
+    selection: Selection
+    queries_above: int = 0
+    queries_upto: int = ALL_QUERIES
+
+
+def unified_launch_plan(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfile | None = None
+                        ) -> tuple[PlannedLaunch, ...]:
+    """The launches of a unified call: one, with `select_profile`'s choice; or, for a batch that may
+    mix prefill chunks with decode and verify sequences, two (`partitioned_plan`). An explicit
+    profile runs the whole call in one launch."""
+    chosen = select_profile(key, device, explicit)
+    if explicit is not None:
+        return (PlannedLaunch(chosen),)
+    return partitioned_plan(key, device, chosen)
+
+
+def short_part_key(key: ShapeKey) -> ShapeKey | None:
+    """The shape key of a call's second launch (`partitioned_plan`): a unified call of the prefill
+    class with several sequences, seen as a verify call of VERIFY_MAX_QUERIES queries over the same
+    sequences, keys and heads; None for a call that is not partitioned. The tuner tunes that launch
+    alone under this key (`pagedattn tune` on a mixed batch)."""
+    if key.kernel != "unified" or key.query_class != "prefill" or key.num_seqs < 2:
+        return None
+    return ShapeKey(**(key.bucket() | {
+        "query_class": query_class(VERIFY_MAX_QUERIES), "max_seqlen_q": VERIFY_MAX_QUERIES,
+        "num_tokens": min(key.num_tokens, key.num_seqs * VERIFY_MAX_QUERIES),
+        "score_mods": key.score_mods, "aligned_cache": key.aligned_cache}))
+
+
+@tables.remembered_until_clear_cache
+def partitioned_plan(key: ShapeKey, device: DeviceInfo, chosen: Selection) -> tuple[PlannedLaunch, ...]:
+    """A prefill call's batch may hold decode and verify sequences beside its chunks (a serving
+    engine's step with chunked prefill), and one launch packs their one to eight queries into the
+    chunks' wide blocks: at BLOCK_M 128 and a group of 4, a decode program's matrix products are
+    1/32 useful, and on the mixed batch those products cost more than the chunks' own. So where
+    `short_part_key` gives a key and `chosen` (the call's profile) runs the Triton kernel, the
+    sequences of at most VERIFY_MAX_QUERIES queries run in a launch of their own, with the profile
+    the layer picks for that key, if it also runs the Triton kernel (the Gluon kernels take no
+    query-length range) in one pass on narrower blocks than `chosen`'s. One pass: a split launch's
+    merge writes every row of `out` (the other launch's rows as zeros) and its fp32 partials have a
+    row for every query of the call, the chunks' included, so only the first launch may split.
+    The host cannot see how many sequences are short: with none, the short launch's programs all
+    exit (a few microseconds)."""
+    short_key = short_part_key(key)
+    return partition(key, chosen, None if short_key is None else select_profile(short_key, device))
+
+
+def partition(key: ShapeKey, chosen: Selection, short: Selection | None) -> tuple[PlannedLaunch, ...]:
+    """`partitioned_plan`'s rule, given the short sequences' selection (None: the call has no short part)."""
+    whole = (PlannedLaunch(chosen),)
+    if short is None or chosen.profile.kernel != "triton" or short.profile.kernel != "triton" or \
+            short.profile.num_splits > 1 or short.profile.block_q(key.group) >= chosen.profile.block_q(key.group):
+        return whole
+    return (PlannedLaunch(chosen, queries_above=VERIFY_MAX_QUERIES),
+            PlannedLaunch(short, queries_upto=VERIFY_MAX_QUERIES))
 
 
 @tables.remembered_until_clear_cache

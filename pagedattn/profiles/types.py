@@ -165,11 +165,14 @@ class LaunchProfile:
                              keys_as_rows=kernel == "keysrows")
 
 
+VERIFY_MAX_QUERIES = 8  # the most queries a sequence of a verify call has; longer ones are prefill chunks
+
+
 def query_class(max_seqlen_q: int) -> str:
     """decode: one token; verify: 2..8 draft tokens; prefill: longer chunks."""
     if max_seqlen_q <= 1:
         return "decode"
-    return "verify" if max_seqlen_q <= 8 else "prefill"
+    return "verify" if max_seqlen_q <= VERIFY_MAX_QUERIES else "prefill"
 
 
 @dataclass(frozen=True)
