@@ -77,11 +77,13 @@ def test_partitioned_mixed_batch(device, monkeypatch, first):
     assert_close_to_reference(out, ref)
 
 
-@pytest.mark.parametrize("profile", [LaunchProfile(16, 16, 1), LaunchProfile(16, 16, 2)], ids=["single", "split"])
+@pytest.mark.parametrize("profile", [LaunchProfile(16, 16, 1), LaunchProfile(64, 16, 1), LaunchProfile(16, 16, 2)],
+                         ids=["single-q4", "single-q16", "split"])
 @pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
 def test_a_launch_writes_only_its_query_range(device, profile, short):
     """One launch over the sequences of one side of VERIFY_MAX_QUERIES: their rows match the
-    reference; the other sequences' rows stay unwritten (single pass) or are merged as zeros (split)."""
+    reference; the other sequences' rows stay unwritten (single pass) or are merged as zeros (split).
+    The one-pass short launch runs cdiv(8, BLOCK_Q) blocks per sequence (2 at BLOCK_Q 4, 1 at 16)."""
     inputs = _MIXED.build(device, seed=next(_seed))
     kw = inputs.kwargs
     out = nan_like(kw["q"])

@@ -36,7 +36,12 @@ table's width) are not specialised by Triton (`BATCH_SIZED_ARGS`): specialised, 
 happens to be 1 or a multiple of 16 would compile a new kernel in the middle of serving.
 
 The number of query blocks is bounded by num_tokens // BLOCK_Q + num_seqs, so the grid needs no
-device read; each program finds its sequence by binary search over cu_seqlens_q.
+device read; each program finds its sequence by binary search over cu_seqlens_q. A one-pass launch
+whose sequences have at most queries_upto < num_tokens queries (BY_SEQUENCE) takes cdiv(queries_upto,
+BLOCK_Q) blocks per sequence instead, in sequence order (a split launch keeps the token-order grid,
+whose programs set the lse of every row its merge reads): the token-order grid would give every
+query block of the other launch's chunks a program that only exits, 0.18-0.23 ms for ~65K programs
+on the H200 (perf-notes v32 item 6), where the per-sequence grid is num_seqs x 2 at BLOCK_Q 4.
 
 A launch runs the sequences with queries_above < query count <= queries_upto (runtime arguments,
 not specialised). The profile layer runs a prefill call whose batch may also hold decode and
@@ -128,7 +133,7 @@ def unified_attention_kernel(
     stride_o_tok, stride_o_head, stride_table,
     NUM_Q_HEADS: tl.constexpr, GROUP: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_Q: tl.constexpr, TILE_N: tl.constexpr,
-    SPLIT: tl.constexpr, KV_MAJOR: tl.constexpr, ADDRESSES_AHEAD: tl.constexpr,
+    SPLIT: tl.constexpr, BY_SEQUENCE: tl.constexpr, KV_MAJOR: tl.constexpr, ADDRESSES_AHEAD: tl.constexpr,
     HAS_WINDOW: tl.constexpr, HAS_SOFTCAP: tl.constexpr, HAS_SINKS: tl.constexpr,
     KV_FP8: tl.constexpr, K_SCALE_TENSOR: tl.constexpr, V_SCALE_TENSOR: tl.constexpr,
 ):
@@ -136,10 +141,17 @@ def unified_attention_kernel(
     kv_head = tl.program_id(1)
     split = tl.program_id(2)
 
-    seq = _find_sequence(cu_q_ptr, num_seqs, block_id, BLOCK_Q)
-    q_first = tl.load(cu_q_ptr + seq)
-    q_len = tl.load(cu_q_ptr + seq + 1) - q_first
-    q_block = block_id - (q_first // BLOCK_Q + seq)
+    if BY_SEQUENCE:  # cdiv(queries_upto, BLOCK_Q) blocks per sequence, in sequence order
+        seq_blocks = tl.cdiv(queries_upto, BLOCK_Q)
+        seq = block_id // seq_blocks
+        q_block = block_id % seq_blocks
+        q_first = tl.load(cu_q_ptr + seq)
+        q_len = tl.load(cu_q_ptr + seq + 1) - q_first
+    else:
+        seq = _find_sequence(cu_q_ptr, num_seqs, block_id, BLOCK_Q)
+        q_first = tl.load(cu_q_ptr + seq)
+        q_len = tl.load(cu_q_ptr + seq + 1) - q_first
+        q_block = block_id - (q_first // BLOCK_Q + seq)
     if q_block * BLOCK_Q >= q_len:
         return
     other_launch = (q_len <= queries_above) | (q_len > queries_upto)  # the plan's other launch writes its rows
@@ -235,7 +247,9 @@ def launch_unified_attention(
     part, lse = split_workspace(splits, num_tokens, num_q_heads, head_pad, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
-    grid = (num_tokens // block_q + num_seqs, num_kv_heads, splits)
+    by_sequence = queries_upto < num_tokens and splits == 1
+    blocks = num_seqs * triton.cdiv(queries_upto, block_q) if by_sequence else num_tokens // block_q + num_seqs
+    grid = (blocks, num_kv_heads, splits)
     unified_attention_kernel[grid](
         q, kernel_cache(k_cache), kernel_cache(v_cache), out, part, lse,
         cu_seqlens_q, seq_lens, block_table, sinks, k_scale_t, v_scale_t,
@@ -247,7 +261,7 @@ def launch_unified_attention(
         v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
         out.stride(0), out.stride(1), block_table.stride(0),
         NUM_Q_HEADS=num_q_heads, GROUP=group, HEAD=head, HEAD_PAD=head_pad, PAGE=page,
-        BLOCK_M=profile.block_m, BLOCK_Q=block_q, TILE_N=profile.tile_n, SPLIT=splits > 1,
+        BLOCK_M=profile.block_m, BLOCK_Q=block_q, TILE_N=profile.tile_n, SPLIT=splits > 1, BY_SEQUENCE=by_sequence,
         KV_MAJOR=profile.kv_major, ADDRESSES_AHEAD=profile.addresses_ahead,
         HAS_WINDOW=sliding_window is not None, HAS_SOFTCAP=softcap is not None, HAS_SINKS=sinks is not None,
         KV_FP8=k_cache.dtype == torch.float8_e4m3fn, K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
