@@ -59,7 +59,7 @@ from . import api, reference
 from .device import DeviceInfo
 from .ops.common import load_tokens, split_position
 from .ops.sparse import resolve_selections
-from .profiles.select import partition, short_part_key, untuned_selection
+from .profiles.select import untuned_launch_plan, untuned_selection
 from .profiles.types import cdiv
 from .timing import rotation_count, time_calls, timings_meaningful
 from .workloads import WORKLOADS
@@ -258,17 +258,16 @@ def _prepare_pagedattn(kernel: str, kw: dict) -> Prepared:
 
 
 def _prepare_pagedattn_default(kernel: str, kw: dict) -> Prepared:
-    """pagedattn as a GPU of this arch without a tuned table runs it (`untuned_selection`; a mixed
-    unified batch in the launches `select.partition` makes of the untuned choices)."""
+    """pagedattn as a GPU of this arch without a tuned table runs it (`untuned_selection`; a unified
+    call in the launches of `select.untuned_launch_plan`)."""
     key = _shape_key(kernel, kw)
     q = kw["q"]
     device = DeviceInfo.current(q.device.index if q.is_cuda else None)
-    selection = untuned_selection(key, device)
     if kernel == "unified":
-        short_key = short_part_key(key)
-        plan = partition(key, selection, None if short_key is None else untuned_selection(short_key, device))
+        plan = untuned_launch_plan(key, device)
         return Prepared(lambda out: api.launch_unified_plan(plan, out=out, **kw),
-                        _plan_dict(plan) | {"source": f"{selection.source} (no table)"})
+                        _plan_dict(plan) | {"source": f"{plan[0].selection.source} (no table)"})
+    selection = untuned_selection(key, device)
     profile = selection.profile
     return Prepared(lambda out: api.sparse_attention(**kw, out=out, profile=profile),
                     _selection_dict(selection) | {"source": f"{selection.source} (no table)"})

@@ -292,7 +292,7 @@ def test_providers_without_a_kernel_refuse_sparse(device):
 def test_both_pagedattn_providers_run_a_mixed_batch_in_its_planned_launches(tmp_path):
     """The tiny mixed batches: each pagedattn provider records the launches it makes (a partitioned
     call names both profiles with their query ranges: the dispatcher's plan, or with no table
-    `select.partition` of the untuned choices) and passes the float64 check."""
+    `select.untuned_launch_plan`) and passes the float64 check."""
     path = tmp_path / "bench.json"
     argv = ["--workload", "mixed-batch", "--tiny", "--providers", "pagedattn", "pagedattn-default", "--json", str(path)]
     assert _run(bench.add_arguments, argv) == 0
@@ -308,8 +308,7 @@ def test_both_pagedattn_providers_run_a_mixed_batch_in_its_planned_launches(tmp_
             plan = bench.api.choose_unified_plan(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"],
                                                  kw["max_seqlen_k"])
         else:
-            plan = bench.partition(key, bench.untuned_selection(key, device),
-                                   bench.untuned_selection(bench.short_part_key(key), device))
+            plan = bench.untuned_launch_plan(key, device)
         assert row["profile"]["short"] == bench._plan_dict(plan)["short"]
         launches.append(len(plan))
     if device.vendor == "interpreter":  # one-pass short launches there; on an H200 the untuned one splits (one launch)

@@ -742,6 +742,16 @@ def test_other_calls_run_in_one_launch(key):
     assert (whole.queries_above, whole.queries_upto) == (0, ALL_QUERIES)
 
 
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_without_a_table_the_plan_is_the_untuned_plan(kv_dtype):
+    """With no table the dispatcher's plan is `untuned_launch_plan`'s (what the bench's no-table
+    column runs): two launches, the short one on the untuned one-pass profile of the short-part key."""
+    key = mixed_key(kv_dtype=kv_dtype)
+    plan = select.untuned_launch_plan(key, H200)
+    assert plan == unified_launch_plan(key, H200) and len(plan) == 2
+    assert plan[1].selection == select.untuned_selection(select.short_part_key(key), H200)
+
+
 def test_an_explicit_profile_runs_in_one_launch():
     profile = LaunchProfile(128, 64, 1, num_warps=8)
     (whole,) = unified_launch_plan(mixed_key(), H200, profile)

@@ -412,6 +412,14 @@ def partitioned_plan(key: ShapeKey, device: DeviceInfo, chosen: Selection) -> tu
     return partition(key, chosen, None if short_key is None else select_profile(short_key, device))
 
 
+def untuned_launch_plan(key: ShapeKey, device: DeviceInfo) -> tuple[PlannedLaunch, ...]:
+    """The launches of a unified call on a device without a tuned table: `partition` of the untuned
+    choices for the call and for its short part (what the bench's no-table column runs)."""
+    short_key = short_part_key(key)
+    return partition(key, untuned_selection(key, device),
+                     None if short_key is None else untuned_selection(short_key, device))
+
+
 def partition(key: ShapeKey, chosen: Selection, short: Selection | None) -> tuple[PlannedLaunch, ...]:
     """`partitioned_plan`'s rule, given the short sequences' selection (None: the call has no short part)."""
     whole = (PlannedLaunch(chosen),)
