@@ -10,8 +10,8 @@ profile per bucket and writes the device table and a Markdown report. A unified 
 prefill class whose batch also holds sequences of at most VERIFY_MAX_QUERIES queries (a mixed batch)
 is two buckets, tuned in this order: its short sequences' launch (`select.partitioned_plan`), timed
 alone under `select.short_part_key` and checked on those sequences' rows (candidates other than the
-Triton kernel in one pass are pruned: the Gluon kernels take no query-length range, a split would
-write the chunks' rows); then the call, each candidate timed as a call with it in the table runs:
+Triton kernel are pruned: the Gluon kernels take no query-length range; a split one's merge writes
+only those rows); then the call, each candidate timed as a call with it in the table runs:
 with the short launch's tuned profile where `select.partition` splits the call in two, else in one
 launch (`planned_call`).
 
@@ -266,8 +266,8 @@ def within_budget(batch: list[LaunchProfile], recorded: set[str], spent: int, ca
 
 def prune_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo, part: str | None = None) -> str | None:
     """Why a candidate is not worth running (None: run it); `part`: the bucket's `CaseRef.part`."""
-    if part == SHORT_PART and (profile.kernel != "triton" or profile.num_splits > 1):
-        return "the short sequences' launch runs the Triton kernel in one pass"
+    if part == SHORT_PART and profile.kernel != "triton":
+        return "the short sequences' launch runs the Triton kernel"
     reason = dispatch.unfit_reason(profile, key, device)
     if reason:
         return reason
@@ -366,7 +366,8 @@ def plan_tasks(args: argparse.Namespace) -> list[Task]:
 
 def default_profile(task: Task, device: DeviceInfo) -> LaunchProfile:
     """Where a bucket's search starts and what its speedup is over: the dispatcher's choice without a
-    table (`select.untuned_selection`), in one pass for a short sequences' launch (which never splits)."""
+    table (`select.untuned_selection`), in one pass for a short sequences' launch (without a table
+    that launch never splits, `select.partition`)."""
     profile = dispatch.untuned_selection(task.key, device).profile
     return dataclasses.replace(profile, num_splits=1) if task.ref.part == SHORT_PART else profile
 
@@ -498,7 +499,7 @@ class _WorkerState:
                                         first["max_seqlen_k"], api.has_score_mods(**first))
             short_key = dispatch.short_part_key(key)
             if ref.part is None and short_key is not None:
-                short = dispatch.Selection(LaunchProfile.from_dict(msg["short"]), "tuned") if msg.get("short") \
+                short = dispatch.Selection(LaunchProfile.from_dict(msg["short"]), "table") if msg.get("short") \
                     else dispatch.select_profile(short_key, DeviceInfo.current())
                 self.launch = functools.partial(planned_call, key, short)
             if ref.part == SHORT_PART:

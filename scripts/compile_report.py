@@ -155,10 +155,10 @@ def compile_merge(splits: int, heads: int, head: int, sass: bool = False):
     """The split merge as `launch_merge` launches it on an sm80+ GPU (`merge_shape`; DISCARD with whole lines)."""
     head_pad = triton.next_power_of_2(head)
     columns, chunk, warps = merge_shape(splits, head_pad)
-    sig, const = _signature(merge_splits_kernel, {"part_ptr": "*fp32", "lse_ptr": "*fp32", "out_ptr": "*bf16"}, set(),
-                            set())
+    sig, const = _signature(merge_splits_kernel, {"part_ptr": "*fp32", "lse_ptr": "*fp32", "out_ptr": "*bf16",
+                                                  "cu_q_ptr": "*i32"}, set(), set())
     const.update(NUM_HEADS=heads, HEAD=head, HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk,
-                 DISCARD=whole_lines(columns))
+                 DISCARD=whole_lines(columns), ROWS_BY_SEQUENCE=False)
     return _compile(merge_splits_kernel, sig, const, warps, 1, sass=sass)
 
 

@@ -15,10 +15,11 @@
 #   retune   one GPU (an `nvidia-h200` machine), after a change to kernel code (which makes every
 #            entry of that kernel's table stale, perf-notes §6 item 7): `pagedattn tune` of each
 #            kernel in KERNELS (default "sparse unified") with the passes and first guesses the last
-#            re-tunes ran (perf-notes v24 calls 1-2, v25 call 3): sparse in one pass; unified in four
-#            (MTP verify and the long requests with the Gluon kernels' first guesses; the other
-#            workloads at 4 candidates; the FP8 long request at q=4 from 128 and 132 splits; the BF16
-#            MTP 16q/1kv bucket at 32,768 keys alone from 5 stages with --min-gain 0.01). Each pass
+#            re-tunes ran (perf-notes v24 calls 1-2, v25 call 3): sparse in one pass; unified in five
+#            (MTP verify and the long requests with the Gluon kernels' first guesses; GQA decode,
+#            verify and dense prefill at 4 candidates; the mixed batches at 8 from the split short
+#            launches of perf-notes v33 item 1; the FP8 long request at q=4 from 128 and 132 splits;
+#            the BF16 MTP 16q/1kv bucket at 32,768 keys alone from 5 stages with --min-gain 0.01). Each pass
 #            starts every bucket at the table's previous profiles and measures into its own results
 #            file (as those calls did: a pass does not reuse another's times); ~130 s (sparse) and
 #            ~160 s (unified) on the H200 in v25 call 3. The GPU tests and the benches are the caller's.
@@ -115,8 +116,11 @@ retune)
         --first-guess m16/n64/s256/w4/st2/keysrows --first-guess m64/n16/s13/w4/st5/ahead/wgmma \
         --first-guess m64/n16/s13/w4/st4/wgmma --results "$logs/tune-mtp.jsonl" --report "$logs/profiles-mtp.md" \
         >"$logs/tune-mtp.log" 2>&1
-      tune unified 0 90 --workload gqa-verify gqa-decode mixed-batch dense-prefill --max-candidates 4 \
+      tune unified 0 80 --workload gqa-verify gqa-decode dense-prefill --max-candidates 4 \
         --results "$logs/tune-rest.jsonl" --report "$logs/profiles-rest.md" >"$logs/tune-rest.log" 2>&1
+      tune unified 0 80 --workload mixed-batch --max-candidates 8 --first-guess m16/n64/s8/w4/st3/ahead \
+        --first-guess m16/n128/s6/w4/st3/ahead --first-guess m16/n64/s16/w4/st3/ahead \
+        --results "$logs/tune-mixed.jsonl" --report "$logs/profiles-mixed.md" >"$logs/tune-mixed.log" 2>&1
       tune unified 0 60 --workload long-request --match "q=4 kv=131072 16q/1kv" --max-candidates 8 \
         --first-guess m64/n128/s128/w8/st2/keysrows --first-guess m64/n128/s132/w8/st2/keysrows \
         --results "$logs/tune-long-q4.jsonl" --report "$logs/profiles-long-q4.md" >"$logs/tune-long-q4.log" 2>&1

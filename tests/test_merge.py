@@ -5,14 +5,15 @@ and several (a last chunk partly past num_splits), one column slice and several,
 padded columns, empty splits whose partials are NaN (loaded, they must be discarded), a row with
 every split empty (its output is 0), both warp counts, and on a GPU both forms of the merge: dropping
 the partials' L2 lines after reading them (column slices of whole 128-byte lines) and not (head size
-16).
+16). Partials laid out by sequence (a split short launch of `ops.unified`) go to their sequences'
+rows only.
 """
 
 import pytest
 import torch
 import triton
 
-from pagedattn.ops.common import launch_merge, merge_shape, whole_lines
+from pagedattn.ops.common import RowsBySequence, launch_merge, merge_shape, whole_lines
 
 from conftest import assert_close_to_reference, nan_like
 
@@ -43,6 +44,27 @@ def test_merge_matches_float64(device, splits, head):
     ref = merge_reference(part, lse, head)
     assert_close_to_reference(out.cpu().double(), ref)
     assert (out[1, 0] == 0).all()
+
+
+@pytest.mark.parametrize("splits", [3, 300])
+def test_partials_laid_out_by_sequence_go_to_their_sequences_rows(device, splits):
+    """`RowsBySequence`: 4 partial rows per sequence; sequences of 1-4 queries are merged into the rows
+    cu_q[s] + i, the rest (a 6-query sequence, rows past a sequence's queries, whose partials are
+    NaN) are left as they were."""
+    gen = torch.Generator().manual_seed(splits)
+    query_lens, upto, heads, head = [1, 6, 4, 2], 4, 2, 64
+    cu_q = torch.tensor([0] + query_lens).cumsum(0).to(torch.int32)
+    part = torch.randn(splits, len(query_lens) * upto, heads, head, generator=gen)
+    lse = torch.randn(splits, len(query_lens) * upto, heads, generator=gen) * 4.0
+    mine = torch.tensor([n <= upto and i < n for n in query_lens for i in range(upto)])
+    part[:, ~mine], lse[:, ~mine] = float("nan"), float("nan")
+    out = nan_like(torch.empty(int(cu_q[-1]), heads, head, dtype=torch.bfloat16, device=device))
+    launch_merge(part.to(device), lse.to(device), out, RowsBySequence(cu_q.to(device), 0, upto))
+    rows = torch.tensor([int(cu_q[s]) + i for s, n in enumerate(query_lens) for i in range(upto) if n <= upto and i < n])
+    written = torch.zeros(out.shape[0], dtype=torch.bool)
+    written[rows] = True
+    assert_close_to_reference(out[rows].cpu().double(), merge_reference(part[:, mine], lse[:, mine], head))
+    assert out[~written.to(device)].isnan().all()
 
 
 def test_the_cases_cover_several_chunks_and_column_slices():

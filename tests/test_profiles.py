@@ -764,7 +764,8 @@ def test_an_explicit_profile_runs_in_one_launch():
 ], ids=["long-gluon", "short-gluon", "short-split", "short-as-wide"])
 def test_no_second_launch_the_kernel_cannot_take(monkeypatch, which, profile):
     """The second launch needs the Triton kernel (the Gluon kernels take no query range), one pass
-    (a split's merge would overwrite the first launch's rows) and narrower blocks than the first's."""
+    unless the table's profile splits (the wave rule's split would count every sequence as short)
+    and narrower blocks than the first's."""
     key, real = mixed_key(), select_profile
 
     def forced(k, device, explicit=None):
@@ -774,3 +775,14 @@ def test_no_second_launch_the_kernel_cannot_take(monkeypatch, which, profile):
     monkeypatch.setattr(select, "select_profile", forced)
     (whole,) = select.partitioned_plan(key, H200, forced(key, H200))
     assert whole.queries_upto == ALL_QUERIES
+
+
+@pytest.mark.parametrize("source,launches", [("table", 2), ("rules", 1), ("default", 1)])
+def test_a_split_short_launch_only_from_the_table(source, launches):
+    """A short launch that splits was measured on a batch with short sequences only if it comes from
+    the tuned table; the untuned sources' split keeps the call in one launch."""
+    key = mixed_key()
+    chosen = Selection(LaunchProfile.from_short("m128/n64/s1/w8/st3/ahead"), "table")
+    short = Selection(LaunchProfile.from_short("m16/n128/s4/w4/st3/ahead"), source)
+    plan = select.partition(key, chosen, short)
+    assert [p.selection for p in plan] == ([chosen, short] if launches == 2 else [chosen])

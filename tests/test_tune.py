@@ -449,7 +449,8 @@ def test_a_first_guess_is_measured_in_every_bucket_and_recorded_in_the_command(t
 
 def test_a_mixed_batch_is_two_buckets_and_its_short_launch_prunes_what_it_cannot_run(no_workers):
     """The call, and its sequences of at most 8 queries in a launch of their own under the short-part
-    key; that launch's candidates run the Triton kernel in one pass. Other workloads add no bucket."""
+    key; that launch's candidates run the Triton kernel, in one pass or split. Other workloads add no
+    bucket."""
     tasks = tune.plan_tasks(tune.parse_args(["--kernel", "unified", "--workload", "mixed-batch", "gqa-decode"]))
     mixed = [t for t in tasks if t.ref.workload == "mixed-batch"]
     assert len(mixed) == 4 and len(tasks) == 4 + len(workloads.WORKLOADS["gqa-decode"].cases)
@@ -458,10 +459,12 @@ def test_a_mixed_batch_is_two_buckets_and_its_short_launch_prunes_what_it_cannot
         assert short.key == select.short_part_key(call.key) and short.label == call.label + " [q<=8 launch]"
     h200, key = KNOWN_DEVICES["NVIDIA_H200"], mixed[0].key
     assert tune.default_profile(mixed[0], h200).num_splits == 1
-    for profile in ("m32/n64/s2/w4/st3", "m64/n16/s1/w4/st4/wgmma"):
-        reason = tune.prune_reason(LaunchProfile.from_short(profile), key, h200, tune.SHORT_PART)
-        assert reason == "the short sequences' launch runs the Triton kernel in one pass"
-    assert tune.prune_reason(LaunchProfile.from_short("m32/n64/s1/w4/st3"), key, h200, tune.SHORT_PART) is None
+    reason = tune.prune_reason(LaunchProfile.from_short("m64/n16/s1/w4/st4/wgmma"), key, h200, tune.SHORT_PART)
+    assert reason == "the short sequences' launch runs the Triton kernel"
+    for profile in ("m32/n64/s1/w4/st3", "m32/n64/s2/w4/st3"):
+        assert tune.prune_reason(LaunchProfile.from_short(profile), key, h200, tune.SHORT_PART) is None
+    splits = {c.num_splits for c in tune.plan_case(mixed[0], h200)[0]}
+    assert len(splits) > 1, "the short launch's first sweep tries split counts"
 
 
 def test_a_tuned_short_launch_is_what_a_mixed_call_runs(tmp_path, monkeypatch):
@@ -487,16 +490,17 @@ def test_a_tuned_short_launch_is_what_a_mixed_call_runs(tmp_path, monkeypatch):
 
 
 def test_a_mixed_call_is_timed_in_the_launches_its_profile_would_make(monkeypatch):
-    """`planned_call`: a Triton profile for the call, with a one-pass short profile on narrower blocks,
-    makes two launches (the chunks, then the short sequences); a short profile the plan cannot take
-    leaves one launch. Both match the float64 reference on a NaN-prefilled output."""
+    """`planned_call`: a Triton profile for the call, with a tuned short profile on narrower blocks,
+    one pass or split, makes two launches (the chunks, then the short sequences); a short profile the
+    plan cannot take (as wide as the call's) leaves one launch. All match the float64 reference on a
+    NaN-prefilled output."""
     kw = workloads.WORKLOADS["mixed-batch"].tiny[0].build(DEVICE, seed=5).kwargs
     key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], kw["max_seqlen_k"])
     ranges, launch = [], api._unified_launch
     monkeypatch.setattr(api, "_unified_launch", lambda *args: ranges.append(args[-2:]) or launch(*args))
     expected = reference.unified_attention(**kw)
-    for short, launches in (("m16/n32/s1/w4/st2", 2), ("m16/n32/s2/w4/st2", 1)):
+    for short, launches in (("m16/n32/s1/w4/st2", 2), ("m16/n32/s2/w4/st2", 2), ("m64/n32/s1/w4/st2", 1)):
         ranges.clear()
-        out = tune.planned_call(key, select.Selection(LaunchProfile.from_short(short), "tuned"),
+        out = tune.planned_call(key, select.Selection(LaunchProfile.from_short(short), "table"),
                                 LaunchProfile(64, 32, 1), torch.full_like(kw["q"], float("nan")), **kw)
         assert len(ranges) == launches and not out.isnan().any() and reference.rel_l2(out, expected) < 1e-2

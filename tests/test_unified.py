@@ -61,14 +61,17 @@ _MIXED = UnifiedShape((20, 1, 4, 9, 1, 8), (52, 33, 9, 40, 1, 30), 8, 2, 32, 16)
 _SHORT = [False, True, True, False, True, True]  # at most VERIFY_MAX_QUERIES queries
 
 
+@pytest.mark.parametrize("second", [LaunchProfile(16, 16, 1), LaunchProfile(16, 32, 3, num_stages=3)],
+                         ids=["short-single", "short-split"])
 @pytest.mark.parametrize("first", [LaunchProfile(32, 16, 1), LaunchProfile(32, 16, 3, kv_major=True)],
                          ids=["single", "split"])
-def test_partitioned_mixed_batch(device, monkeypatch, first):
+def test_partitioned_mixed_batch(device, monkeypatch, first, second):
     """A plan of two launches (`select.partitioned_plan`): the chunks on wide blocks, single pass or
-    split (whose merge writes the short sequences' rows as zeros), then the short sequences in one
-    pass on narrow blocks. Both launches happen and together write every row."""
+    split (whose merge writes the short sequences' rows as zeros), then the short sequences on narrow
+    blocks, single pass or split (whose merge writes only their rows). Both launches happen and
+    together write every row."""
     plan = (select.PlannedLaunch(select.Selection(first, "test"), queries_above=VERIFY_MAX_QUERIES),
-            select.PlannedLaunch(select.Selection(LaunchProfile(16, 16, 1), "test"), queries_upto=VERIFY_MAX_QUERIES))
+            select.PlannedLaunch(select.Selection(second, "test"), queries_upto=VERIFY_MAX_QUERIES))
     monkeypatch.setattr(api, "choose_unified_plan", lambda *args, **kwargs: plan)
     ranges, launch = [], api._unified_launch
     monkeypatch.setattr(api, "_unified_launch", lambda *args: ranges.append(args[-2:]) or launch(*args))
@@ -82,8 +85,9 @@ def test_partitioned_mixed_batch(device, monkeypatch, first):
 @pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
 def test_a_launch_writes_only_its_query_range(device, profile, short):
     """One launch over the sequences of one side of VERIFY_MAX_QUERIES: their rows match the
-    reference; the other sequences' rows stay unwritten (single pass) or are merged as zeros (split).
-    The one-pass short launch runs cdiv(8, BLOCK_Q) blocks per sequence (2 at BLOCK_Q 4, 1 at 16)."""
+    reference; the other sequences' rows stay unwritten (single pass, and the short launch split,
+    whose partials and merge are laid out by sequence) or are merged as zeros (the chunks' launch
+    split). The short launch runs cdiv(8, BLOCK_Q) blocks per sequence (2 at BLOCK_Q 4, 1 at 16)."""
     inputs = _MIXED.build(device, seed=next(_seed))
     kw = inputs.kwargs
     out = nan_like(kw["q"])
@@ -96,7 +100,7 @@ def test_a_launch_writes_only_its_query_range(device, profile, short):
     mine = torch.cat([torch.full((n,), s == short) for n, s in zip(_MIXED.query_lens, _SHORT)])
     assert_close_to_reference(out[mine], ref[mine])
     others = out[~mine]
-    assert (others.isnan().all() if profile.num_splits == 1 else (others == 0).all())
+    assert (others.isnan().all() if profile.num_splits == 1 or short else (others == 0).all())
 
 
 @pytest.mark.parametrize("profile", ["m64/n16/s1/w4/st4/wgmma", "m64/n128/s1/w8/st2/keysrows"])

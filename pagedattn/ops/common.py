@@ -25,7 +25,8 @@
                           and consumed there instead of being written back to shared memory.
 * `write_rows`          — normalise a program's rows and store them to `out`, or, when the KV
                           range is split, store the fp32 partial and its log2-sum-exp.
-* `merge_splits_kernel` — combine split partials by their log2-sum-exp into `out`. Its launch
+* `merge_splits_kernel` — combine split partials by their log2-sum-exp into `out` (row for row,
+                          or from partials laid out by sequence, `RowsBySequence`). Its launch
                           shape is fixed, not tuned (`merge_shape`). A program takes a slice of
                           head columns, at least MERGE_MIN_COLUMNS = 32 wide (one 128-byte L2 line
                           per split row), the widest that holds every split in MERGE_VALUES = 4096
@@ -60,6 +61,7 @@ use exp2 throughout and a partial's lse is `m + log2(l)`.
 """
 
 import functools
+from dataclasses import dataclass
 
 import torch
 import triton
@@ -239,20 +241,34 @@ def _discard_l2_lines(ptrs, first_of_line):
         "=r,r,l", [first_of_line.to(tl.int32), ptrs], dtype=tl.int32, is_pure=False, pack=1)
 
 
-@triton.jit(do_not_specialize=["num_rows"])
+@triton.jit(do_not_specialize=["num_rows", "queries_above", "queries_upto"])
 def merge_splits_kernel(
-    part_ptr, lse_ptr, out_ptr,
-    num_rows, num_splits, stride_out_row, stride_out_head,
+    part_ptr, lse_ptr, out_ptr, cu_q_ptr,
+    num_rows, num_splits, stride_out_row, stride_out_head, queries_above, queries_upto,
     NUM_HEADS: tl.constexpr, HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, COLUMNS: tl.constexpr,
-    SPLIT_CHUNK: tl.constexpr, DISCARD: tl.constexpr,
+    SPLIT_CHUNK: tl.constexpr, DISCARD: tl.constexpr, ROWS_BY_SEQUENCE: tl.constexpr,
 ):
     """out[row, head, columns] = sum_s 2^(lse_s - M) o_s / sum_s 2^(lse_s - M) over one slice of
     COLUMNS head columns, SPLIT_CHUNK splits at a time with a running maximum M. A chunk's lse and
     partials are loaded together (one memory round trip); the partials of empty splits (lse -inf,
     never written) are loaded and discarded. Partials: part [num_splits, num_rows, NUM_HEADS,
-    HEAD_PAD] fp32, lse [num_splits, num_rows, NUM_HEADS]."""
+    HEAD_PAD] fp32, lse [num_splits, num_rows, NUM_HEADS].
+
+    ROWS_BY_SEQUENCE: partial row r is query r % queries_upto of sequence r // queries_upto
+    (`ops.unified`'s per-sequence grid), written to out row cu_q[sequence] + query; rows past a
+    sequence's queries and the sequences outside queries_above < queries <= queries_upto were never
+    written, and their programs exit."""
     row = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1)
+    out_row = row
+    if ROWS_BY_SEQUENCE:
+        seq = row // queries_upto
+        query = row % queries_upto
+        q_first = tl.load(cu_q_ptr + seq)
+        q_len = tl.load(cu_q_ptr + seq + 1) - q_first
+        if (query >= q_len) | (q_len <= queries_above) | (q_len > queries_upto):
+            return
+        out_row = q_first + query
     offs_d = tl.program_id(2) * COLUMNS + tl.arange(0, COLUMNS)
     offs_c = tl.arange(0, SPLIT_CHUNK)
     d_ok = offs_d < HEAD  # the partials' padded head columns were never written
@@ -278,7 +294,7 @@ def merge_splits_kernel(
             _discard_l2_lines(part_ptr + slot[:, None] * HEAD_PAD + lines[None, :],
                               split_ok[:, None] & (lines < HEAD)[None, :])
     res = acc / tl.where(total > 0.0, total, 1.0)
-    tl.store(out_ptr + row * stride_out_row + head * stride_out_head + offs_d,
+    tl.store(out_ptr + out_row * stride_out_row + head * stride_out_head + offs_d,
              res.to(out_ptr.dtype.element_ty), mask=d_ok)
 
 
@@ -318,22 +334,37 @@ def merge_shape(splits: int, head_pad: int) -> tuple[int, int, int]:
     return columns, chunk, max(MERGE_WARPS, chunk * columns // (32 * MERGE_VALUES_PER_THREAD))
 
 
-def launch_merge_shaped(part, lse, out, columns: int, chunk: int, warps: int, discard: bool) -> None:
-    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D] with the given
-    launch shape; `discard`: drop the partials' L2 lines after reading them, where the slice is whole
-    lines (the merge probes launch other shapes through this too)."""
+@dataclass(frozen=True)
+class RowsBySequence:
+    """Partial rows laid out by sequence (`merge_splits_kernel`'s ROWS_BY_SEQUENCE): `queries_upto`
+    rows per sequence of `cu_seqlens_q`, of which the sequences with queries_above < queries <=
+    queries_upto are merged."""
+    cu_seqlens_q: torch.Tensor
+    queries_above: int
+    queries_upto: int
+
+
+def launch_merge_shaped(part, lse, out, columns: int, chunk: int, warps: int, discard: bool,
+                        by_sequence: RowsBySequence | None = None) -> None:
+    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D] (or, `by_sequence`,
+    into the rows of out its sequences' queries map to) with the given launch shape; `discard`: drop
+    the partials' L2 lines after reading them, where the slice is whole lines (the merge probes
+    launch other shapes through this too)."""
     splits, rows, heads, head_pad = part.shape
     if rows == 0:
         return
+    seqs = by_sequence or RowsBySequence(lse, 0, 1)  # lse: a placeholder pointer the kernel never reads
     merge_splits_kernel[(rows, heads, head_pad // columns)](
-        part, lse, out, rows, splits, out.stride(0), out.stride(1),
+        part, lse, out, seqs.cu_seqlens_q, rows, splits, out.stride(0), out.stride(1),
+        seqs.queries_above, seqs.queries_upto,
         NUM_HEADS=heads, HEAD=out.shape[2], HEAD_PAD=head_pad, COLUMNS=columns, SPLIT_CHUNK=chunk,
-        DISCARD=discard and whole_lines(columns), num_warps=warps,
+        DISCARD=discard and whole_lines(columns), ROWS_BY_SEQUENCE=by_sequence is not None, num_warps=warps,
     )
 
 
-def launch_merge(part, lse, out):
-    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D] at `merge_shape`'s
-    launch shape, dropping the partials' L2 lines where `out`'s GPU has the instruction."""
+def launch_merge(part, lse, out, by_sequence: RowsBySequence | None = None):
+    """Merge `part` [S, rows, H, D_PAD] / `lse` [S, rows, H] into `out` [rows, H, D] (rows laid out
+    `by_sequence`, if given) at `merge_shape`'s launch shape, dropping the partials' L2 lines where
+    `out`'s GPU has the instruction."""
     discard = not interpreter_active() and out.is_cuda and _discard_builds(out.device.index)
-    launch_merge_shaped(part, lse, out, *merge_shape(part.shape[0], part.shape[3]), discard)
+    launch_merge_shaped(part, lse, out, *merge_shape(part.shape[0], part.shape[3]), discard, by_sequence)

@@ -36,20 +36,21 @@ table's width) are not specialised by Triton (`BATCH_SIZED_ARGS`): specialised, 
 happens to be 1 or a multiple of 16 would compile a new kernel in the middle of serving.
 
 The number of query blocks is bounded by num_tokens // BLOCK_Q + num_seqs, so the grid needs no
-device read; each program finds its sequence by binary search over cu_seqlens_q. A one-pass launch
-whose sequences have at most queries_upto < num_tokens queries (BY_SEQUENCE) takes cdiv(queries_upto,
-BLOCK_Q) blocks per sequence instead, in sequence order (a split launch keeps the token-order grid,
-whose programs set the lse of every row its merge reads): the token-order grid would give every
+device read; each program finds its sequence by binary search over cu_seqlens_q. A launch whose
+sequences have at most queries_upto < num_tokens queries (BY_SEQUENCE) takes cdiv(queries_upto,
+BLOCK_Q) blocks per sequence instead, in sequence order: the token-order grid would give every
 query block of the other launch's chunks a program that only exits, 0.18-0.23 ms for ~65K programs
 on the H200 (perf-notes v32 item 6), where the per-sequence grid is num_seqs x 2 at BLOCK_Q 4.
+Split, such a launch lays its fp32 partials out by sequence too, queries_upto rows per sequence
+(`common.RowsBySequence`), and its merge writes only its own sequences' rows.
 
 A launch runs the sequences with queries_above < query count <= queries_upto (runtime arguments,
 not specialised). The profile layer runs a prefill call whose batch may also hold decode and
 verify sequences as two launches (`select.partitioned_plan`): the chunks on their wide blocks,
 the short sequences on narrow ones, where one launch would pack a decode token into a block of
-BLOCK_M 128 rows. The programs of the other launch's sequences exit; with splits they first set
-their rows' lse to -inf, so the merge writes zeros there, and the other launch, which runs after it
-in one pass, writes those rows.
+BLOCK_M 128 rows. The programs of the other launch's sequences exit; in a split launch on the
+token-order grid they first set their rows' lse to -inf, so the merge writes zeros there, and the
+other launch, which runs after it, writes those rows.
 """
 
 import torch
@@ -58,8 +59,8 @@ import triton.language as tl
 
 from ..profiles.types import LaunchProfile
 from .common import (
-    LOG2E, NEG_BIG, attend_tile, compute_values, kernel_cache, launch_merge, load_scale, load_tokens, page_lookup,
-    prepare_query, scale_args, split_workspace, write_rows,
+    LOG2E, NEG_BIG, RowsBySequence, attend_tile, compute_values, kernel_cache, launch_merge, load_scale, load_tokens,
+    page_lookup, prepare_query, scale_args, split_workspace, write_rows,
 )
 
 BATCH_SIZED_ARGS = ["num_seqs", "num_tokens", "max_blocks", "stride_table", "queries_above", "queries_upto"]
@@ -144,18 +145,18 @@ def unified_attention_kernel(
     if BY_SEQUENCE:  # cdiv(queries_upto, BLOCK_Q) blocks per sequence, in sequence order
         seq_blocks = tl.cdiv(queries_upto, BLOCK_Q)
         seq = block_id // seq_blocks
-        q_block = block_id % seq_blocks
-        q_first = tl.load(cu_q_ptr + seq)
-        q_len = tl.load(cu_q_ptr + seq + 1) - q_first
     else:
         seq = _find_sequence(cu_q_ptr, num_seqs, block_id, BLOCK_Q)
-        q_first = tl.load(cu_q_ptr + seq)
-        q_len = tl.load(cu_q_ptr + seq + 1) - q_first
+    q_first = tl.load(cu_q_ptr + seq)
+    q_len = tl.load(cu_q_ptr + seq + 1) - q_first
+    if BY_SEQUENCE:
+        q_block = block_id % seq_blocks
+    else:
         q_block = block_id - (q_first // BLOCK_Q + seq)
     if q_block * BLOCK_Q >= q_len:
         return
     other_launch = (q_len <= queries_above) | (q_len > queries_upto)  # the plan's other launch writes its rows
-    if not SPLIT:
+    if BY_SEQUENCE or not SPLIT:  # the per-sequence merge skips those rows; one pass writes no other row
         if other_launch:
             return
     context = tl.load(seq_lens_ptr + seq) - q_len  # absolute position of the sequence's first query
@@ -182,9 +183,13 @@ def unified_attention_kernel(
 
     row_tok = (q_first + tok).to(tl.int64)  # [BLOCK_M] token index in the batch
     out_ptrs = out_ptr + row_tok[:, None] * stride_o_tok + head[:, None] * stride_o_head + offs_d[None, :]
-    part_rows = (split * num_tokens + row_tok) * NUM_Q_HEADS + head  # [BLOCK_M] int64
+    if BY_SEQUENCE:  # queries_upto partial rows per sequence (`common.RowsBySequence`)
+        part_rows = (split * num_seqs + seq.to(tl.int64)) * queries_upto + tok
+    else:
+        part_rows = split * num_tokens + row_tok
+    part_rows = part_rows * NUM_Q_HEADS + head  # [BLOCK_M] int64
     part_ptrs = part_ptr + part_rows[:, None] * HEAD_PAD + offs_d[None, :]
-    if SPLIT:  # a segment past the sequence's keys, or a sequence of the other launch: merged as zeros
+    if SPLIT:  # a segment past the sequence's keys, or (token-order grid) a sequence of the other launch: merged as zeros
         if (tile_lo >= tile_hi) | other_launch:
             tl.store(lse_ptr + part_rows, tl.full([BLOCK_M], float("-inf"), tl.float32), mask=row_ok)
             return
@@ -244,10 +249,11 @@ def launch_unified_attention(
     splits = profile.num_splits
     if num_tokens == 0:
         return
-    part, lse = split_workspace(splits, num_tokens, num_q_heads, head_pad, out)
+    by_sequence = queries_upto < num_tokens
+    part, lse = split_workspace(splits, num_seqs * queries_upto if by_sequence else num_tokens, num_q_heads, head_pad,
+                                out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
-    by_sequence = queries_upto < num_tokens and splits == 1
     blocks = num_seqs * triton.cdiv(queries_upto, block_q) if by_sequence else num_tokens // block_q + num_seqs
     grid = (blocks, num_kv_heads, splits)
     unified_attention_kernel[grid](
@@ -268,4 +274,4 @@ def launch_unified_attention(
         num_warps=profile.num_warps, num_stages=profile.num_stages,
     )
     if splits > 1:
-        launch_merge(part, lse, out)
+        launch_merge(part, lse, out, RowsBySequence(cu_seqlens_q, queries_above, queries_upto) if by_sequence else None)

@@ -402,12 +402,12 @@ def partitioned_plan(key: ShapeKey, device: DeviceInfo, chosen: Selection) -> tu
     `short_part_key` gives a key and `chosen` (the call's profile) runs the Triton kernel, the
     sequences of at most VERIFY_MAX_QUERIES queries run in a launch of their own, with the profile
     the layer picks for that key, if it also runs the Triton kernel (the Gluon kernels take no
-    query-length range) in one pass on narrower blocks than `chosen`'s. One pass: a split launch's
-    merge writes every row of `out` (the other launch's rows as zeros) and its fp32 partials have a
-    row for every query of the call, the chunks' included, so only the first launch may split.
+    query-length range) on narrower blocks than `chosen`'s. The chunks' launch runs first: if it
+    splits, its merge writes every row of `out`, the short sequences' as zeros. The short launch
+    splits only where the tuned table says so (`partition`).
     The host cannot see how many sequences are short: with none, the short launch's programs (two
     per sequence at BLOCK_Q 4, `ops.unified`'s per-sequence grid) all exit: 1.2-1.7 us on the H200
-    (perf-notes v32 item 6)."""
+    (perf-notes v32 item 6), and a split one's merge programs too."""
     short_key = short_part_key(key)
     return partition(key, chosen, None if short_key is None else select_profile(short_key, device))
 
@@ -421,10 +421,16 @@ def untuned_launch_plan(key: ShapeKey, device: DeviceInfo) -> tuple[PlannedLaunc
 
 
 def partition(key: ShapeKey, chosen: Selection, short: Selection | None) -> tuple[PlannedLaunch, ...]:
-    """`partitioned_plan`'s rule, given the short sequences' selection (None: the call has no short part)."""
+    """`partitioned_plan`'s rule, given the short sequences' selection (None: the call has no short part).
+    A short launch that splits is taken from the table only: its split was measured on a batch that
+    has short sequences (the mixed batch's short launch, whose longest sequences end it unsplit:
+    perf-notes v33), while the wave rule's split counts every sequence of the call as short, which
+    on a prefill call of a few sequences would add a short launch and its merge that may have
+    nothing to do (such a call runs in one launch, as before v33)."""
     whole = (PlannedLaunch(chosen),)
     if short is None or chosen.profile.kernel != "triton" or short.profile.kernel != "triton" or \
-            short.profile.num_splits > 1 or short.profile.block_q(key.group) >= chosen.profile.block_q(key.group):
+            (short.profile.num_splits > 1 and short.source != "table") or \
+            short.profile.block_q(key.group) >= chosen.profile.block_q(key.group):
         return whole
     return (PlannedLaunch(chosen, queries_above=VERIFY_MAX_QUERIES),
             PlannedLaunch(short, queries_upto=VERIFY_MAX_QUERIES))
