@@ -366,10 +366,10 @@ def plan_tasks(args: argparse.Namespace) -> list[Task]:
 
 def default_profile(task: Task, device: DeviceInfo) -> LaunchProfile:
     """Where a bucket's search starts and what its speedup is over: the dispatcher's choice without a
-    table (`select.untuned_selection`), in one pass for a short sequences' launch (without a table
-    that launch never splits, `select.partition`)."""
-    profile = dispatch.untuned_selection(task.key, device).profile
-    return dataclasses.replace(profile, num_splits=1) if task.ref.part == SHORT_PART else profile
+    table (`select.untuned_selection`; for a short sequences' launch cut into segments as the
+    dispatcher cuts it without a table, `select.segmented_short`)."""
+    untuned = dispatch.untuned_selection(task.key, device)
+    return (dispatch.segmented_short(untuned, task.key) if task.ref.part == SHORT_PART else untuned).profile
 
 
 def plan_case(task: Task, device: DeviceInfo) -> tuple[list[LaunchProfile], collections.Counter, int, int]:
@@ -500,7 +500,7 @@ class _WorkerState:
             short_key = dispatch.short_part_key(key)
             if ref.part is None and short_key is not None:
                 short = dispatch.Selection(LaunchProfile.from_dict(msg["short"]), "table") if msg.get("short") \
-                    else dispatch.select_profile(short_key, DeviceInfo.current())
+                    else dispatch.segmented_short(dispatch.select_profile(short_key, DeviceInfo.current()), short_key)
                 self.launch = functools.partial(planned_call, key, short)
             if ref.part == SHORT_PART:
                 key = short_key

@@ -311,5 +311,5 @@ def test_both_pagedattn_providers_run_a_mixed_batch_in_its_planned_launches(tmp_
             plan = bench.untuned_launch_plan(key, device)
         assert row["profile"]["short"] == bench._plan_dict(plan)["short"]
         launches.append(len(plan))
-    if device.vendor == "interpreter":  # one-pass short launches there; on an H200 the untuned one splits (one launch)
+    if device.vendor == "interpreter":  # the tiny cases' plans there; a GPU's depend on its table, not asserted
         assert launches == [2, 2, 2, 2]

@@ -714,10 +714,10 @@ def test_code_tokens_are_the_same_on_every_python():
 # ----------------------------------------------------------------------------- partitioned plan
 
 
-def mixed_key(num_seqs=68, num_tokens=4720, max_seqlen_q=2048, kv_dtype="bf16") -> ShapeKey:
+def mixed_key(num_seqs=68, num_tokens=4720, max_seqlen_q=2048, kv_dtype="bf16", kv_len=16384) -> ShapeKey:
     """The mixed-batch workload's 32q/8kv D=128 shape: 4 prefill chunks, 48 decode and 16 verify sequences."""
     return api.unified_shape_key(_meta(num_tokens, 32, 128), _meta(64, 16, 8, 128, dtype=TORCH_KV[kv_dtype]),
-                                 _meta(num_seqs, 1024, dtype=torch.int32), max_seqlen_q, 16384)
+                                 _meta(num_seqs, 1024, dtype=torch.int32), max_seqlen_q, kv_len)
 
 
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
@@ -727,29 +727,38 @@ def test_a_mixed_prefill_batch_runs_its_short_sequences_in_a_second_launch(kv_dt
     assert long.selection == select_profile(key, H200)
     assert (long.queries_above, long.queries_upto) == (VERIFY_MAX_QUERIES, ALL_QUERIES)
     assert (short.queries_above, short.queries_upto) == (0, VERIFY_MAX_QUERIES)
-    assert short.selection.profile.kernel == "triton" and short.selection.profile.num_splits == 1
+    assert short.selection.profile.kernel == "triton" and short.selection.source != "table"
+    assert short.selection.profile.num_splits == key.kv_len // select.SHORT_SEGMENT_KEYS  # 16,384 keys: 4 segments
     assert short.selection.profile.block_q(key.group) < long.selection.profile.block_q(key.group)
 
 
 @pytest.mark.parametrize("key", [
     unified_key(20, 4, 16, 1, 32768), unified_key(64, 1, 32, 8, 4096),  # verify, decode
     mixed_key(num_seqs=1, num_tokens=2048),  # one sequence
-    mixed_key(num_seqs=4, num_tokens=32768, max_seqlen_q=8192),  # dense prefill: the short launch would split
-], ids=["verify", "decode", "one-sequence", "short-split"])
+    mixed_key(num_seqs=4, num_tokens=32768, max_seqlen_q=8192),  # dense prefill: 4 equal chunks
+    mixed_key(num_seqs=3, num_tokens=2 * 2048 + 9),  # two chunks and one of 9 queries at the most
+], ids=["verify", "decode", "one-sequence", "dense-prefill", "no-room-for-a-short-one"])
 def test_other_calls_run_in_one_launch(key):
     (whole,) = unified_launch_plan(key, H200)
     assert whole.selection == select_profile(key, H200)
     assert (whole.queries_above, whole.queries_upto) == (0, ALL_QUERIES)
 
 
+def test_a_call_whose_tokens_leave_room_for_a_short_sequence_is_partitioned():
+    """Two chunks of 2,048 queries and a third sequence of 8: the tokens allow a short sequence."""
+    assert len(unified_launch_plan(mixed_key(num_seqs=3, num_tokens=2 * 2048 + VERIFY_MAX_QUERIES), H200)) == 2
+
+
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_without_a_table_the_plan_is_the_untuned_plan(kv_dtype):
     """With no table the dispatcher's plan is `untuned_launch_plan`'s (what the bench's no-table
-    column runs): two launches, the short one on the untuned one-pass profile of the short-part key."""
+    column runs): two launches, the short one on the untuned profile of the short-part key cut into
+    segments of at most SHORT_SEGMENT_KEYS keys."""
     key = mixed_key(kv_dtype=kv_dtype)
     plan = select.untuned_launch_plan(key, H200)
     assert plan == unified_launch_plan(key, H200) and len(plan) == 2
-    assert plan[1].selection == select.untuned_selection(select.short_part_key(key), H200)
+    short_key = select.short_part_key(key)
+    assert plan[1].selection == select.segmented_short(select.untuned_selection(short_key, H200), short_key)
 
 
 def test_an_explicit_profile_runs_in_one_launch():
@@ -759,13 +768,11 @@ def test_an_explicit_profile_runs_in_one_launch():
 
 
 @pytest.mark.parametrize("which,profile", [
-    ("long", "m64/n16/s1/w4/st4/wgmma"), ("short", "m64/n16/s1/w4/st4/wgmma"),
-    ("short", "m32/n64/s2/w4/st3"), ("short", "m128/n64/s1/w8/st3"),
-], ids=["long-gluon", "short-gluon", "short-split", "short-as-wide"])
+    ("long", "m64/n16/s1/w4/st4/wgmma"), ("short", "m64/n16/s1/w4/st4/wgmma"), ("short", "m128/n64/s1/w8/st3"),
+], ids=["long-gluon", "short-gluon", "short-as-wide"])
 def test_no_second_launch_the_kernel_cannot_take(monkeypatch, which, profile):
-    """The second launch needs the Triton kernel (the Gluon kernels take no query range), one pass
-    unless the table's profile splits (the wave rule's split would count every sequence as short)
-    and narrower blocks than the first's."""
+    """The second launch needs the Triton kernel (the Gluon kernels take no query range) and
+    narrower blocks than the first's."""
     key, real = mixed_key(), select_profile
 
     def forced(k, device, explicit=None):
@@ -777,12 +784,24 @@ def test_no_second_launch_the_kernel_cannot_take(monkeypatch, which, profile):
     assert whole.queries_upto == ALL_QUERIES
 
 
-@pytest.mark.parametrize("source,launches", [("table", 2), ("rules", 1), ("default", 1)])
-def test_a_split_short_launch_only_from_the_table(source, launches):
-    """A short launch that splits was measured on a batch with short sequences only if it comes from
-    the tuned table; the untuned sources' split keeps the call in one launch."""
+@pytest.mark.parametrize("source", ["table", "rules", "default"])
+def test_a_split_short_launch_runs_from_any_source(source):
     key = mixed_key()
     chosen = Selection(LaunchProfile.from_short("m128/n64/s1/w8/st3/ahead"), "table")
     short = Selection(LaunchProfile.from_short("m16/n128/s4/w4/st3/ahead"), source)
-    plan = select.partition(key, chosen, short)
-    assert [p.selection for p in plan] == ([chosen, short] if launches == 2 else [chosen])
+    assert [p.selection for p in select.partition(key, chosen, short)] == [chosen, short]
+
+
+@pytest.mark.parametrize("source,splits,kv_len,expected", [
+    ("table", 1, 31104, 1),  # a tuned short launch keeps its split, one pass included
+    ("default", 1, 31104, 8),  # 486 tiles of 64 keys: 8 segments of 61 tiles (3,904 keys)
+    ("rules", 1, 4096, 1),  # one segment
+    ("default", 12, 31104, 12),  # the wave rule's finer split
+    ("default", 1, 2_097_152, 256),  # 512 segments of 4,096 keys, capped at the kernel's most splits
+], ids=["table", "segments", "one-segment", "wave-rule-finer", "capped"])
+def test_an_untuned_short_launch_is_cut_into_segments_of_at_most_4096_keys(source, splits, kv_len, expected):
+    short_key = select.short_part_key(mixed_key(kv_len=kv_len))
+    short = Selection(LaunchProfile(32, 64, splits), source, "why")
+    segmented = select.segmented_short(short, short_key)
+    assert segmented.profile == LaunchProfile(32, 64, expected) and segmented.source == source
+    assert segmented.detail == ("why" if expected == splits else f"why; {expected} segments of at most 4096 keys (short launch)")

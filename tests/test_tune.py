@@ -458,7 +458,9 @@ def test_a_mixed_batch_is_two_buckets_and_its_short_launch_prunes_what_it_cannot
         assert (call.ref.part, short.ref.part) == (None, tune.SHORT_PART)
         assert short.key == select.short_part_key(call.key) and short.label == call.label + " [q<=8 launch]"
     h200, key = KNOWN_DEVICES["NVIDIA_H200"], mixed[0].key
-    assert tune.default_profile(mixed[0], h200).num_splits == 1
+    default = tune.default_profile(mixed[0], h200)  # the dispatcher's no-table short launch: 31,104 keys, 8 segments
+    assert default == select.segmented_short(select.untuned_selection(key, h200), key).profile
+    assert default.num_splits == 8
     reason = tune.prune_reason(LaunchProfile.from_short("m64/n16/s1/w4/st4/wgmma"), key, h200, tune.SHORT_PART)
     assert reason == "the short sequences' launch runs the Triton kernel"
     for profile in ("m32/n64/s1/w4/st3", "m32/n64/s2/w4/st3"):

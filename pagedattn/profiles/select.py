@@ -18,7 +18,10 @@ A unified call runs in the launches of `unified_launch_plan`: one with the profi
 for a prefill call whose batch may also hold decode and verify sequences, two: the chunks with that
 profile, the sequences of at most VERIFY_MAX_QUERIES queries with the profile chosen for the
 short-part key (`short_part_key`, `partitioned_plan`), each launch's programs of the other's
-sequences exiting at once.
+sequences exiting at once. A call whose token count leaves no room for a sequence of at most
+VERIFY_MAX_QUERIES queries runs in one launch. Without a tuned entry for the short part, its launch
+cuts each sequence's keys into segments of at most SHORT_SEGMENT_KEYS (or the wave rule's finer
+split): the short sequences' lengths differ, and unsplit, the longest ones' programs end the launch.
 
 Analytic default:
   * BLOCK_M (unified): decode/verify pack all query tokens of a sequence with the group's heads,
@@ -53,6 +56,11 @@ MIN_TILES_PER_SPLIT = 4
 # The wave rule needs more than 64 only below ~4 programs (single long requests with few KV heads),
 # where the H200 measured 256 splits 2.5x faster than 55 (FP8, one KV head; perf-notes v7)
 MAX_SPLITS = {"unified": 256, "sparse": 16}
+# the untuned short launch's longest KV segment (`segmented_short`): the H200's tuner sweeps of the mixed
+# batch's short launch (31,104 keys at most) were best at 1,984-3,904 keys per segment for BF16 pages (16 and 8
+# segments of 64-key tiles) and 3,968-5,248 for FP8 (8 and 6 of 128 keys), within 2 % at the 8 segments that
+# 4,096 gives (perf-notes v33 item 1, v34 item 3)
+SHORT_SEGMENT_KEYS = 4096
 TRITON_REGISTERS_BASE = {"unified": 72, "sparse": 16}  # `thread_registers`' constant, fitted per Triton kernel
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
@@ -383,9 +391,13 @@ def unified_launch_plan(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfi
 def short_part_key(key: ShapeKey) -> ShapeKey | None:
     """The shape key of a call's second launch (`partitioned_plan`): a unified call of the prefill
     class with several sequences, seen as a verify call of VERIFY_MAX_QUERIES queries over the same
-    sequences, keys and heads; None for a call that is not partitioned. The tuner tunes that launch
-    alone under this key (`pagedattn tune` on a mixed batch)."""
-    if key.kernel != "unified" or key.query_class != "prefill" or key.num_seqs < 2:
+    sequences, keys and heads; None for a call that is not partitioned: also where the call's tokens
+    prove that no sequence has VERIFY_MAX_QUERIES queries or fewer (with one, the tokens are at most
+    the other sequences' max_seqlen_q each plus VERIFY_MAX_QUERIES; a dense prefill batch of equal
+    chunks has more). The tuner tunes that launch alone under this key (`pagedattn tune` on a mixed
+    batch)."""
+    if key.kernel != "unified" or key.query_class != "prefill" or key.num_seqs < 2 or \
+            key.num_tokens > (key.num_seqs - 1) * key.max_seqlen_q + VERIFY_MAX_QUERIES:
         return None
     return ShapeKey(**(key.bucket() | {
         "query_class": query_class(VERIFY_MAX_QUERIES), "max_seqlen_q": VERIFY_MAX_QUERIES,
@@ -401,35 +413,47 @@ def partitioned_plan(key: ShapeKey, device: DeviceInfo, chosen: Selection) -> tu
     1/32 useful, and on the mixed batch those products cost more than the chunks' own. So where
     `short_part_key` gives a key and `chosen` (the call's profile) runs the Triton kernel, the
     sequences of at most VERIFY_MAX_QUERIES queries run in a launch of their own, with the profile
-    the layer picks for that key, if it also runs the Triton kernel (the Gluon kernels take no
-    query-length range) on narrower blocks than `chosen`'s. The chunks' launch runs first: if it
-    splits, its merge writes every row of `out`, the short sequences' as zeros. The short launch
-    splits only where the tuned table says so (`partition`).
-    The host cannot see how many sequences are short: with none, the short launch's programs (two
-    per sequence at BLOCK_Q 4, `ops.unified`'s per-sequence grid) all exit: 1.2-1.7 us on the H200
-    (perf-notes v32 item 6), and a split one's merge programs too."""
+    the layer picks for that key (`segmented_short` where the table has no entry for it), if it
+    also runs the Triton kernel (the Gluon kernels take no query-length range) on narrower blocks
+    than `chosen`'s. The chunks' launch runs first: if it splits, its merge writes every row of
+    `out`, the short sequences' as zeros.
+    The host cannot see how many sequences are short (only, from the tokens, where none can be:
+    `short_part_key`): with none, the short launch's programs (two per sequence at BLOCK_Q 4,
+    `ops.unified`'s per-sequence grid) all exit: 1.2-1.7 us on the H200 (perf-notes v32 item 6), and
+    a split one's merge programs too (3.3 us in all, v33 item 1)."""
     short_key = short_part_key(key)
-    return partition(key, chosen, None if short_key is None else select_profile(short_key, device))
+    return partition(key, chosen, None if short_key is None else
+                     segmented_short(select_profile(short_key, device), short_key))
 
 
 def untuned_launch_plan(key: ShapeKey, device: DeviceInfo) -> tuple[PlannedLaunch, ...]:
     """The launches of a unified call on a device without a tuned table: `partition` of the untuned
     choices for the call and for its short part (what the bench's no-table column runs)."""
     short_key = short_part_key(key)
-    return partition(key, untuned_selection(key, device),
-                     None if short_key is None else untuned_selection(short_key, device))
+    return partition(key, untuned_selection(key, device), None if short_key is None else
+                     segmented_short(untuned_selection(short_key, device), short_key))
+
+
+def segmented_short(short: Selection, short_key: ShapeKey) -> Selection:
+    """The short launch's selection with its KV range cut into segments of at most SHORT_SEGMENT_KEYS
+    keys where it is not a tuned table's (whose split was measured on a batch with short sequences)
+    and the wave rule's split is coarser. The wave rule counts every sequence as short and, with
+    many, runs them in one pass, so the longest sequences' programs end the launch: on the H200 the
+    mixed batch's short launch (BF16 pages) took 1.88 ms on the untuned profile in one pass and 1.01 ms
+    on the tuned one at 8 segments (perf-notes v33-v34)."""
+    tiles = cdiv(short_key.kv_len, short.profile.tile_n)
+    segments = even_splits(tiles, min(MAX_SPLITS[short_key.kernel], cdiv(short_key.kv_len, SHORT_SEGMENT_KEYS)))
+    if short.source == "table" or short.profile.num_splits >= segments:
+        return short
+    segmented = LaunchProfile.from_dict(short.profile.to_dict() | {"num_splits": segments})
+    why = f"{segments} segments of at most {SHORT_SEGMENT_KEYS} keys (short launch)"
+    return Selection(segmented, short.source, f"{short.detail}; {why}" if short.detail else why)
 
 
 def partition(key: ShapeKey, chosen: Selection, short: Selection | None) -> tuple[PlannedLaunch, ...]:
-    """`partitioned_plan`'s rule, given the short sequences' selection (None: the call has no short part).
-    A short launch that splits is taken from the table only: its split was measured on a batch that
-    has short sequences (the mixed batch's short launch, whose longest sequences end it unsplit:
-    perf-notes v33), while the wave rule's split counts every sequence of the call as short, which
-    on a prefill call of a few sequences would add a short launch and its merge that may have
-    nothing to do (such a call runs in one launch, as before v33)."""
+    """`partitioned_plan`'s rule, given the short sequences' selection (None: the call has no short part)."""
     whole = (PlannedLaunch(chosen),)
     if short is None or chosen.profile.kernel != "triton" or short.profile.kernel != "triton" or \
-            (short.profile.num_splits > 1 and short.source != "table") or \
             short.profile.block_q(key.group) >= chosen.profile.block_q(key.group):
         return whole
     return (PlannedLaunch(chosen, queries_above=VERIFY_MAX_QUERIES),
