@@ -128,14 +128,7 @@ DEALT_HEAD_NEW = '''    kv_head = gl.program_id(1)
 DEALT_FILL_OLD = '''    table_row = table_ptr + seq.to(gl.int64) * stride_table
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
-    _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo, tile_hi, kv_len, max_blocks, num_blocks,
-               k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
-               SAME_STRIDES, COPY)
-    # the first loop step's page-table entries; each step then reads the next step's (-1: not usable),
-    # so the table load is not waited for between a tile's landing and its successor's copies
-    phys, ok = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
-    pages = gl.where(ok, phys, -1)
-'''
+''' + FILL_OLD  # the library's ring fill, after its table row and heads
 DEALT_FILL_NEW = '''    k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
     first = _usable_pages(first_raw, split, kv_len, num_blocks, TILE_N, COPY)
@@ -149,16 +142,7 @@ DEALT_FILL_NEW = '''    k_head = kv_head * stride_k_head
     pages = _usable_pages(ahead_raw, split + (STAGES - 1) * num_splits, kv_len, num_blocks, TILE_N, COPY)
 '''
 DEALT_LOOP_OLD = '''    for t in range(tile_lo, tile_hi):
-        async_copy.wait_group(STAGES - 2)
-        gl.thread_barrier()  # tile t landed for every warp; all are done with tile t - 1's slot and P^T
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages, pages >= 0, t + STAGES - 1, k_head, v_head,
-                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
-                    SAME_STRIDES, COPY)
-        phys, ok = _tile_pages(table_row, t + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
-        pages = gl.where(ok, phys, -1)
-        fence_async_shared()
-        k_tile = k_ring.index(t % STAGES)
-'''
+''' + LOOP_OLD  # the library's loop head
 DEALT_LOOP_NEW = '''    step = 0
     for t in range(split, num_tiles, num_splits):
         async_copy.wait_group(STAGES - 2)
