@@ -500,7 +500,7 @@ class _WorkerState:
             short_key = dispatch.short_part_key(key)
             if ref.part is None and short_key is not None:
                 short = dispatch.Selection(LaunchProfile.from_dict(msg["short"]), "table") if msg.get("short") \
-                    else dispatch.segmented_short(dispatch.select_profile(short_key, DeviceInfo.current()), short_key)
+                    else dispatch.short_selection(short_key, DeviceInfo.current())
                 self.launch = functools.partial(planned_call, key, short)
             if ref.part == SHORT_PART:
                 key = short_key

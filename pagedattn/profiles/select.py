@@ -422,8 +422,14 @@ def partitioned_plan(key: ShapeKey, device: DeviceInfo, chosen: Selection) -> tu
     `ops.unified`'s per-sequence grid) all exit: 1.2-1.7 us on the H200 (perf-notes v32 item 6), and
     a split one's merge programs too (3.3 us in all, v33 item 1)."""
     short_key = short_part_key(key)
-    return partition(key, chosen, None if short_key is None else
-                     segmented_short(select_profile(short_key, device), short_key))
+    return partition(key, chosen, None if short_key is None else short_selection(short_key, device))
+
+
+def short_selection(short_key: ShapeKey, device: DeviceInfo) -> Selection:
+    """The short launch's selection as the dispatcher makes it (`partitioned_plan`; the tuner times a
+    mixed call's candidates with it): the layer's choice for the short-part key, cut into segments
+    where it is not a tuned table's (`segmented_short`)."""
+    return segmented_short(select_profile(short_key, device), short_key)
 
 
 def untuned_launch_plan(key: ShapeKey, device: DeviceInfo) -> tuple[PlannedLaunch, ...]:
