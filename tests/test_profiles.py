@@ -23,7 +23,9 @@ from pagedattn.profiles.select import (
     ALL_QUERIES, Selection, choose_splits, default_profile, even_splits, program_slots, select_profile,
     table_profile_for_call, thread_registers, unified_launch_plan, untuned_selection, with_splits,
 )
-from pagedattn.profiles.types import VERIFY_MAX_QUERIES, LaunchProfile, ShapeKey, cdiv, next_pow2, query_class
+from pagedattn.profiles.types import (
+    SHORT_CLASS, VERIFY_MAX_QUERIES, LaunchProfile, ShapeKey, cdiv, next_pow2, query_class,
+)
 
 MI300X = KNOWN_DEVICES["AMD_INSTINCT_MI300X"]
 MI355X = KNOWN_DEVICES["AMD_INSTINCT_MI355X"]
@@ -489,6 +491,27 @@ def test_a_near_call_across_a_rule_kernel_boundary_takes_the_rules(table_dir):
     assert select_profile(bucket, H200).profile == triton_tuned
 
 
+def test_a_near_call_in_more_query_blocks_takes_the_rules_wider_blocks(table_dir):
+    """The 4-query GQA verify bucket runs 16-row blocks (4 queries at a group of 4), as the rules give
+    it; a call of 8 queries would run them two blocks per sequence, each reading the keys again,
+    where the rules give it 32 rows: the rules serve it. A call of 4 queries at another batch size
+    keeps the bucket's profile; so does a call of 8 near a bucket whose blocks hold 8, and one of 8
+    near the BF16 MTP bucket, whose rules keep its 64-row wgmma blocks (4 queries at a group of 16)."""
+    bucket = unified_key(64, 4, 32, 8, 4096, head_size=128)
+    sixteen = LaunchProfile.from_short("m16/n128/s1/w4/st2")
+    write_table(table_dir, H200, [(bucket, sixteen), (unified_key(20, 4, 16, 1, 32768), SPLIT_WGMMA)])
+    eight = unified_key(64, 8, 32, 8, 4096, head_size=128)
+    across = select_profile(eight, H200)
+    assert (across.source, across.profile) == ("rules", untuned_selection(eight, H200).profile)
+    assert across.profile.block_q(4) == 8 and "packs 4 queries per block, the rules 8" in across.detail
+    assert select_profile(unified_key(32, 4, 32, 8, 8192, head_size=128), H200).profile == sixteen
+    thirty_two = LaunchProfile.from_short("m32/n128/s1/w4/st2")
+    write_table(table_dir, H200, [(bucket, thirty_two), (unified_key(20, 4, 16, 1, 32768), SPLIT_WGMMA)])
+    assert select_profile(eight, H200) == Selection(thirty_two, "table", f"bucket {bucket.bucket()}")
+    mtp_eight = select_profile(unified_key(20, 8, 16, 1, 32768), H200)
+    assert mtp_eight.source == "table" and mtp_eight.profile.warpgroup_mma
+
+
 def test_a_near_call_whose_scaled_splits_fill_the_slots_badly_takes_the_wave_rule(table_dir):
     """32q/2kv FP8 MTP tuned at B=20 with 3 splits (120 programs, one per SM); at B=40 the scaled
     count, round(1.5) = 2, runs 160 programs in two waves of 132: the wave rule's 3 splits instead
@@ -759,6 +782,55 @@ def test_without_a_table_the_plan_is_the_untuned_plan(kv_dtype):
     assert plan == unified_launch_plan(key, H200) and len(plan) == 2
     short_key = select.short_part_key(key)
     assert plan[1].selection == select.segmented_short(select.untuned_selection(short_key, H200), short_key)
+
+
+def test_the_short_part_key_is_a_verify_key_of_its_own_class():
+    key = mixed_key()
+    short_key = select.short_part_key(key)
+    verify = unified_key(key.num_seqs, VERIFY_MAX_QUERIES, 32, 8, key.kv_len, head_size=128)
+    assert short_key.query_class == SHORT_CLASS and verify.query_class == "verify"
+    assert short_key.bucket() == verify.bucket() | {"query_class": SHORT_CLASS}
+    assert rules.When(query_classes=("verify",)).matches(H200, short_key)
+    assert not rules.When(query_classes=(SHORT_CLASS,)).matches(H200, verify)
+
+
+@pytest.mark.parametrize("key,fields", [
+    (select.short_part_key(mixed_key()), "m16/n64/w4/st3/ahead"),
+    (select.short_part_key(mixed_key(kv_dtype="fp8")), "m16/n128/w4/st3"),
+    (unified_key(64, 8, 32, 8, 4096, head_size=128), "m32/n64/w4/st3/ahead"),
+    (unified_key(16, 8, 32, 8, 16384, head_size=128, kv_dtype="fp8"), "m32/n64/w4/st3/ahead"),
+    (unified_key(32, 4, 32, 4, 8192, head_size=128), "m32/n64/w4/st3/ahead"),  # group 8: 32 rows
+    (unified_key(64, 4, 32, 8, 4096, head_size=128), "m16/n128/w4/st2"),  # 16 rows
+    (unified_key(32, 8, 32, 4, 8192, head_size=128), "m64/n64/w4/st3"),  # 64 rows: the analytic default
+    (select.short_part_key(api.unified_shape_key(_meta(4720, 32, 128), _meta(64, 16, 4, 128),
+                                                 _meta(68, 1024, dtype=torch.int32), 2048, 16384)),
+     "m64/n64/w4/st3"),  # a short launch at a group of 8: its 16-row blocks would hold 2 queries
+], ids=["short-bf16", "short-fp8", "verify8-bf16", "verify8-fp8", "verify4-group8", "verify4-16rows",
+        "verify8-group8-64rows", "short-group8"])
+def test_sm90_rules_for_short_launches_and_verify_of_17_to_32_rows(key, fields):
+    """At head size 128 (perf-notes v35 item 1): verify of 17-32 packed rows on 32-row blocks with
+    64-key tiles 3 deep and the page table read ahead; a mixed batch's short launch at a group of at
+    most 4 on 16-row blocks with the H200 table's tuned forms for it."""
+    chosen = untuned_selection(key, H200)
+    assert chosen.source == ("rules" if "ahead" in fields or "n128" in fields else "default")
+    assert dataclasses.replace(chosen.profile, num_splits=1) == LaunchProfile.from_short(
+        fields.replace("/w", "/s1/w"))
+    assert untuned_selection(key, KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]).profile.block_m == \
+        default_profile(key, KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]).block_m
+
+
+def test_verify_calls_and_short_launches_do_not_share_tuned_entries(table_dir):
+    """The table's entry for a mixed batch's short launch (measured on decode-heavy sequences) serves
+    short launches only; a verify call of 8 queries near it takes the rules (v35 item 1: the short
+    launch's FP8 profile took 1.6x the rules' time on such calls), and a short launch near a verify
+    bucket does not take that bucket's."""
+    short_key = select.short_part_key(mixed_key(kv_dtype="fp8"))
+    write_table(table_dir, H200, [(short_key, TUNED)])
+    assert select_profile(short_key, H200).profile == TUNED
+    verify = unified_key(64, 8, 32, 8, 4096, head_size=128, kv_dtype="fp8")
+    assert select_profile(verify, H200) == untuned_selection(verify, H200)
+    write_table(table_dir, H200, [(dataclasses.replace(short_key, query_class="verify"), TUNED)])
+    assert select_profile(short_key, H200) == untuned_selection(short_key, H200)
 
 
 def test_an_explicit_profile_runs_in_one_launch():

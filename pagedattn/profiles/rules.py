@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 
 from ..device import DeviceInfo
 from .types import (
-    UNIFIED_KEYS_ROWS_FORMS, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+    SHORT_CLASS, UNIFIED_KEYS_ROWS_FORMS, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
 )
 
 
 @dataclass(frozen=True)
 class When:
-    """A condition over (device, shape); empty tuples and None bounds match anything."""
+    """A condition over (device, shape); empty tuples and None bounds match anything. A short
+    launch's key (query class SHORT_CLASS) also matches conditions written for verify calls: it is
+    keyed as one, and a ladder's rows for it come before its verify rows."""
 
     archs: tuple[str, ...] = ()  # arch names ("gfx942") or vendors ("amd", "nvidia")
     kv_dtypes: tuple[str, ...] = ()
@@ -52,7 +54,8 @@ class When:
         checks = (
             not self.archs or device.arch in self.archs or device.vendor in self.archs,
             not self.kv_dtypes or key.kv_dtype in self.kv_dtypes,
-            not self.query_classes or key.query_class in self.query_classes,
+            not self.query_classes or key.query_class in self.query_classes
+            or (key.query_class == SHORT_CLASS and "verify" in self.query_classes),
             not self.groups or key.group in self.groups,
             self.min_programs is None or key.programs > self.min_programs,
             self.max_programs is None or key.programs <= self.max_programs,
@@ -120,6 +123,7 @@ _KEYS_ROWS_VERIFY_KEYS_PER_SM = 384
 # differ by -3 % to +16 % as their split counts differ; below, the 64-key form is as fast or up to 30 % faster)
 _ONE_WARPGROUP_DECODE_KEYS_PER_SM = 384
 _KEYS_ROWS_DECODE_MIN_KV = 128  # one 128-key tile; measured from 256 keys (v23 item 5)
+_SHORT_SOURCE = _H200 + " (mixed batches' short launches); perf-notes v35 item 1"
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -169,7 +173,14 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         ),
         (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
         # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with at most
-        # 16 packed rows stream 128-token tiles through 2 stages; verify at head size 256 with plain scores
+        # 16 packed rows stream 128-token tiles through 2 stages; verify of 17-32 packed rows there (5-8 queries
+        # at a group of 4, 3-4 at 8) 64-token tiles 3 deep with the page-table read ahead (perf-notes v35 item 1:
+        # 1.00-1.035x the best of 8 forms on 8 calls of both page types, the analytic default m32/n64/st3
+        # 1.06-1.25x, 16-row blocks, two per sequence, 1.16-1.69x). A mixed batch's short launch (SHORT_CLASS) at
+        # head size 128 and a group of at most 4 runs 16-row blocks (4 queries each) with the table's tuned forms
+        # for it: BF16 64-token tiles 3 deep, addresses ahead; FP8 128-token tiles 3 deep (v35 item 1: beside 48
+        # decodes and 16 verifies of 4, or 64 decodes, 1.00-1.01x the best; beside 24 verifies of 8, 1.18x, where
+        # the 32-row forms take 1.17-1.83x on the decode-heavy two). Verify at head size 256 with plain scores
         # (and, since v23, decode with 16-bit pages: 3-33 % less time than the Triton kernel's default at 1-64
         # sequences over 256-131,072 keys, within 0.5 % at 64 x 16,384 x 2 KV heads, within 2 % or less time at
         # 64 keys) runs the warpgroup-MMA
@@ -198,8 +209,17 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # 2,048-32,768 keys, 4 % more at 1,024; BF16 wgmma blocks 11-24 % less than the Triton kernel's default at
         # 1,024-32,768; both 3.6-6.1x less than the Triton profiles the rules gave these calls before).
         (
+            Rule(When(archs=("sm90",), query_classes=(SHORT_CLASS,), kv_dtypes=_BF16, head_sizes=(128,),
+                      max_heads_block=8),
+                 {"block_m": 16, "tile_n": 64, "num_stages": 3, "addresses_ahead": True}, source=_SHORT_SOURCE),
+            Rule(When(archs=("sm90",), query_classes=(SHORT_CLASS,), kv_dtypes=("fp8",), head_sizes=(128,),
+                      max_heads_block=8),
+                 {"block_m": 16, "tile_n": 128, "num_stages": 3}, source=_SHORT_SOURCE),
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
+            Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(128,), min_query_rows=16,
+                      max_query_rows=32),
+                 {"tile_n": 64, "num_stages": 3, "addresses_ahead": True}, source=_H200 + "; perf-notes v35 item 1"),
             Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=16, min_kv_len=8192, plain_scores=True),
                  _ONE_WARPGROUP_KEYS_ROWS, source=_H200 + "; one-warpgroup keys-as-rows: perf-notes v19 item 1"),

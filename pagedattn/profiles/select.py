@@ -2,8 +2,9 @@
 
 Order: explicit `profile=` -> tuned table for this device (nearest bucket; where its profile
 splits the KV range, the split count scaled to the call's programs, `table_profile_for_call`; a
-call that the rules put on another kernel than the bucket they agree with takes the rules' profile,
-`rules_across_a_kernel_boundary`) ->
+call that the rules put on another kernel than the bucket they agree with, or that the bucket's
+profile would run in more query blocks per sequence than the bucket where the rules' blocks hold
+more of its queries, takes the rules' profile, `rules_across_a_boundary`) ->
 the arch's rule ladders applied to the analytic default, splits recomputed for the laddered
 profile -> the analytic default. The last two are `untuned_selection`: what a GPU without a tuned
 table runs, the baseline the tuner and the bench's `pagedattn-default` measure. The blocklist is checked
@@ -46,7 +47,7 @@ from . import rules, tables
 from .types import (
     EXCHANGE_BLOCK_M, EXCHANGE_MIN_STAGES, EXCHANGE_WARPS, KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS,
     UNIFIED_KEYS_ROWS_FORMS, UNIFIED_KEYS_ROWS_MAX_M, WGMMA_BLOCK_M, WGMMA_MIN_STAGES, WGMMA_WARPS, LaunchProfile,
-    VERIFY_MAX_QUERIES, ShapeKey, cdiv, next_pow2, query_class,
+    SHORT_CLASS, VERIFY_MAX_QUERIES, ShapeKey, cdiv, next_pow2,
 )
 
 KV_BYTES = {"bf16": 2, "fp16": 2, "fp8": 1}
@@ -391,7 +392,8 @@ def unified_launch_plan(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfi
 def short_part_key(key: ShapeKey) -> ShapeKey | None:
     """The shape key of a call's second launch (`partitioned_plan`): a unified call of the prefill
     class with several sequences, seen as a verify call of VERIFY_MAX_QUERIES queries over the same
-    sequences, keys and heads; None for a call that is not partitioned: also where the call's tokens
+    sequences, keys and heads, in its own query class (SHORT_CLASS: its sequences are mostly decode
+    tokens, and its tuned entries must not serve verify calls); None for a call that is not partitioned: also where the call's tokens
     prove that no sequence has VERIFY_MAX_QUERIES queries or fewer (with one, the tokens are at most
     the other sequences' max_seqlen_q each plus VERIFY_MAX_QUERIES; a dense prefill batch of equal
     chunks has more). The tuner tunes that launch alone under this key (`pagedattn tune` on a mixed
@@ -400,7 +402,7 @@ def short_part_key(key: ShapeKey) -> ShapeKey | None:
             key.num_tokens > (key.num_seqs - 1) * key.max_seqlen_q + VERIFY_MAX_QUERIES:
         return None
     return ShapeKey(**(key.bucket() | {
-        "query_class": query_class(VERIFY_MAX_QUERIES), "max_seqlen_q": VERIFY_MAX_QUERIES,
+        "query_class": SHORT_CLASS, "max_seqlen_q": VERIFY_MAX_QUERIES,
         "num_tokens": min(key.num_tokens, key.num_seqs * VERIFY_MAX_QUERIES),
         "score_mods": key.score_mods, "aligned_cache": key.aligned_cache}))
 
@@ -473,7 +475,7 @@ def _tuned_or_untuned(key: ShapeKey, device: DeviceInfo) -> Selection:
     if found is not None:
         tuned, entry = found
         bucket = ShapeKey(**entry["key"])
-        across = rules_across_a_kernel_boundary(tuned, bucket, key, device)
+        across = rules_across_a_boundary(tuned, bucket, key, device)
         if across is not None:
             return across
         profile = table_profile_for_call(tuned, bucket, key, device)
@@ -484,21 +486,31 @@ def _tuned_or_untuned(key: ShapeKey, device: DeviceInfo) -> Selection:
     return untuned_selection(key, device)
 
 
-def rules_across_a_kernel_boundary(tuned: LaunchProfile, bucket: ShapeKey, key: ShapeKey,
-                                   device: DeviceInfo) -> Selection | None:
+def rules_across_a_boundary(tuned: LaunchProfile, bucket: ShapeKey, key: ShapeKey,
+                            device: DeviceInfo) -> Selection | None:
     """The rules' selection for a call near a tuned bucket (not on it) that lies across one of the
-    rules' kernel boundaries from it: the rules give the bucket the kernel its tuned profile runs,
-    and the call another. The bucket's measurement then says nothing about the call's kernel, the
-    rules' evidence does (perf-notes v22 item 3: FP8 verify of 10-20 sequences over 2,048-4,096 keys
-    near the 8,192-key bucket, 4-10 % less time on the rules' wgmma kernel than on the bucket's
-    keys-as-rows one). None for every other call, and on the bucket itself."""
+    rules' boundaries from it, where the bucket's measurement says little about the call:
+    * a kernel boundary: the rules give the bucket the kernel its tuned profile runs, and the call
+      another; the rules' evidence is about the call's kernel (perf-notes v22 item 3: FP8 verify of
+      10-20 sequences over 2,048-4,096 keys near the 8,192-key bucket, 4-10 % less time on the rules'
+      wgmma kernel than on the bucket's keys-as-rows one);
+    * a query-block boundary: the tuned profile would run the call's queries in more blocks per
+      sequence than the bucket's, each block reading the sequence's keys again, and the rules'
+      blocks hold more of them (v35 item 1: BF16 verify of 8 queries at a group of 4 near the
+      4-query bucket, its 16-row blocks two per sequence, 1.34-1.47x the time of the rules' 32 rows).
+    None for every other call, and on the bucket itself."""
     if bucket.bucket() == key.bucket():
         return None
     rules_here = untuned_selection(key, device)
-    if rules_here.profile.kernel == tuned.kernel or untuned_selection(bucket, device).profile.kernel != tuned.kernel:
+    group, ruled = key.group, rules_here.profile
+    if ruled.kernel != tuned.kernel and untuned_selection(bucket, device).profile.kernel == tuned.kernel:
+        why = f"runs {tuned.kernel}, the rules give this call {ruled.kernel}"
+    elif cdiv(key.max_seqlen_q, tuned.block_q(group)) > cdiv(bucket.max_seqlen_q, tuned.block_q(group)) and \
+            ruled.block_q(group) > tuned.block_q(group):
+        why = f"packs {tuned.block_q(group)} queries per block, the rules {ruled.block_q(group)}"
+    else:
         return None
-    return Selection(rules_here.profile, rules_here.source, f"{rules_here.detail}; near bucket {bucket.bucket()} "
-                     f"runs {tuned.kernel}, the rules give this call {rules_here.profile.kernel}")
+    return Selection(ruled, rules_here.source, f"{rules_here.detail}; near bucket {bucket.bucket()} {why}")
 
 
 def table_profile_for_call(profile: LaunchProfile, tuned: ShapeKey, key: ShapeKey,

@@ -166,6 +166,11 @@ class LaunchProfile:
 
 
 VERIFY_MAX_QUERIES = 8  # the most queries a sequence of a verify call has; longer ones are prefill chunks
+# The query class of a prefill call's second launch, over its sequences of at most VERIFY_MAX_QUERIES queries
+# (`select.short_part_key`): keyed like a verify call of that many queries, but in a serving step those sequences
+# are mostly decode tokens, so its tuned entries and rules are its own (a verify call near such an entry is not
+# near it); rules written for verify calls apply to it where no rule of its own comes first (`rules.When`).
+SHORT_CLASS = "short"
 
 
 def query_class(max_seqlen_q: int) -> str:
@@ -196,7 +201,7 @@ class ShapeKey:
     kv_dtype: str  # "bf16", "fp16", "fp8"
     head_size: int
     group: int
-    query_class: str
+    query_class: str  # `query_class` of max_seqlen_q, or SHORT_CLASS for a short launch's key
     num_seqs: int
     max_seqlen_q: int
     num_tokens: int
