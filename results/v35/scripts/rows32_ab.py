@@ -57,23 +57,24 @@ def plan_call(profile):
     return lambda kw, out: api.launch_unified_plan(plan, out=out, **kw)
 
 
-def main():
+def main(case_list, forms, out_path):
+    """Time `forms` (and the dispatcher's choice) on each (part, case) of `case_list`, rows to `out_path`."""
     device = DeviceInfo.current()
-    with open(sys.argv[1], "w") as f:
-        for part, case in cases():
+    with open(out_path, "w") as f:
+        for part, case in case_list:
             sets = _input_sets(case, DEV)
             kw0 = sets[0].kwargs
             key = api.unified_shape_key(kw0["q"], kw0["k_cache"], kw0["block_table"], kw0["max_seqlen_q"],
                                         kw0["max_seqlen_k"])
             rows = torch.ones(kw0["q"].shape[0], dtype=torch.bool, device=DEV)
             if part == "verify":
-                profiles = {form: select.with_splits(LaunchProfile.from_short(form), key, device) for form in FORMS}
+                profiles = {form: select.with_splits(LaunchProfile.from_short(form), key, device) for form in forms}
                 profiles["dispatch"] = select.select_profile(key, device).profile
                 variants = {name: plan_call(p) for name, p in profiles.items()}
             else:
                 key = select.short_part_key(key)
                 profiles = {form: select.segmented_short(select.Selection(select.with_splits(
-                    LaunchProfile.from_short(form), key, device), "rules"), key).profile for form in FORMS}
+                    LaunchProfile.from_short(form), key, device), "rules"), key).profile for form in forms}
                 profiles["dispatch"] = select.short_selection(key, device).profile
                 variants = {name: (lambda kw, out, p=p: tune.short_part_launch(p, out, **kw)) for name, p in profiles.items()}
                 rows = torch.repeat_interleave(torch.tensor([n <= VERIFY_MAX_QUERIES for n in case.shape.query_lens]),
@@ -104,4 +105,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(cases(), FORMS, sys.argv[1])
