@@ -235,7 +235,7 @@ def test_sm90_rules_set_the_h200_table_fields(key, fields):
 
 @pytest.mark.parametrize("key", [
     unified_key(64, 1, 32, 1, 32768, head_size=128),  # decode with 32 rows per program
-    unified_key(64, 4, 16, 1, 32768, head_size=128),  # verify with 64 rows per program
+    unified_key(64, 8, 16, 1, 32768, head_size=128),  # verify with 128 rows per program
     unified_key(20, 4, 16, 1, 32768, head_size=64),  # verify at head size 64
 ])
 def test_sm90_rules_stay_off_shapes_the_h200_table_has_no_bucket_for(key):
@@ -784,6 +784,13 @@ def test_without_a_table_the_plan_is_the_untuned_plan(kv_dtype):
     assert plan[1].selection == select.segmented_short(select.untuned_selection(short_key, H200), short_key)
 
 
+def short_key_of(num_q_heads, num_kv_heads, head_size, kv_dtype="bf16") -> ShapeKey:
+    """The short-part key of a mixed batch of 68 sequences and 4,720 tokens over 16,384 keys."""
+    return select.short_part_key(api.unified_shape_key(
+        _meta(4720, num_q_heads, head_size), _meta(64, 16, num_kv_heads, head_size, dtype=TORCH_KV[kv_dtype]),
+        _meta(68, 1024, dtype=torch.int32), 2048, 16384))
+
+
 def test_the_short_part_key_is_a_verify_key_of_its_own_class():
     key = mixed_key()
     short_key = select.short_part_key(key)
@@ -795,26 +802,28 @@ def test_the_short_part_key_is_a_verify_key_of_its_own_class():
 
 
 @pytest.mark.parametrize("key,fields", [
-    (select.short_part_key(mixed_key()), "m16/n64/w4/st3/ahead"),
-    (select.short_part_key(mixed_key(kv_dtype="fp8")), "m16/n128/w4/st3"),
-    (unified_key(64, 8, 32, 8, 4096, head_size=128), "m32/n64/w4/st3/ahead"),
-    (unified_key(16, 8, 32, 8, 16384, head_size=128, kv_dtype="fp8"), "m32/n64/w4/st3/ahead"),
-    (unified_key(32, 4, 32, 4, 8192, head_size=128), "m32/n64/w4/st3/ahead"),  # group 8: 32 rows
-    (unified_key(64, 4, 32, 8, 4096, head_size=128), "m16/n128/w4/st2"),  # 16 rows
-    (unified_key(32, 8, 32, 4, 8192, head_size=128), "m64/n64/w4/st3"),  # 64 rows: the analytic default
-    (select.short_part_key(api.unified_shape_key(_meta(4720, 32, 128), _meta(64, 16, 4, 128),
-                                                 _meta(68, 1024, dtype=torch.int32), 2048, 16384)),
-     "m64/n64/w4/st3"),  # a short launch at a group of 8: its 16-row blocks would hold 2 queries
+    (select.short_part_key(mixed_key()), "m16/n64/s1/w4/st3/ahead"),
+    (select.short_part_key(mixed_key(kv_dtype="fp8")), "m16/n128/s1/w4/st3"),
+    (unified_key(64, 8, 32, 8, 4096, head_size=128), "m32/n64/s1/w4/st3/ahead"),
+    (unified_key(16, 8, 32, 8, 16384, head_size=128, kv_dtype="fp8"), "m32/n64/s1/w4/st3/ahead"),
+    (unified_key(32, 4, 32, 4, 8192, head_size=128), "m32/n64/s1/w4/st3/ahead"),  # group 8: 32 rows
+    (unified_key(64, 4, 32, 8, 4096, head_size=128), "m16/n128/s1/w4/st2"),  # 16 rows
+    (unified_key(32, 8, 32, 4, 8192, head_size=128), "m64/n64/s1/w4/st3/ahead"),  # group 8: 64 rows
+    (unified_key(16, 8, 64, 4, 8192, head_size=128), "m128/n64/s1/w8/st3"),  # 128 rows: the analytic default
+    (short_key_of(32, 4, 128), "m16/n64/s1/w4/st3/ahead"),  # group 8: 2 queries per block
+    (short_key_of(32, 8, 64, "fp8"), "m16/n128/s1/w4/st3"),  # head size 64
+    (short_key_of(64, 4, 128), "m128/n64/s1/w8/st3"),  # group 16: the analytic default
+    (short_key_of(32, 8, 256), "m64/n16/s1/w4/st4/ahead/wgmma"),  # head size 256: the verify rows (one launch)
 ], ids=["short-bf16", "short-fp8", "verify8-bf16", "verify8-fp8", "verify4-group8", "verify4-16rows",
-        "verify8-group8-64rows", "short-group8"])
-def test_sm90_rules_for_short_launches_and_verify_of_17_to_32_rows(key, fields):
-    """At head size 128 (perf-notes v35 item 1): verify of 17-32 packed rows on 32-row blocks with
-    64-key tiles 3 deep and the page table read ahead; a mixed batch's short launch at a group of at
-    most 4 on 16-row blocks with the H200 table's tuned forms for it."""
+        "verify8-group8-64rows", "verify8-group16-128rows", "short-group8", "short-d64", "short-group16",
+        "short-d256"])
+def test_sm90_rules_for_short_launches_and_verify_of_17_to_64_rows(key, fields):
+    """At head size 128 (perf-notes v35 items 1-2): verify of 17-64 packed rows on the default's blocks
+    with 64-key tiles 3 deep and the page table read ahead; a mixed batch's short launch at head size 64
+    or 128 and a group of at most 8 on 16-row blocks with the H200 table's tuned forms for it."""
     chosen = untuned_selection(key, H200)
     assert chosen.source == ("rules" if "ahead" in fields or "n128" in fields else "default")
-    assert dataclasses.replace(chosen.profile, num_splits=1) == LaunchProfile.from_short(
-        fields.replace("/w", "/s1/w"))
+    assert dataclasses.replace(chosen.profile, num_splits=1) == LaunchProfile.from_short(fields)
     assert untuned_selection(key, KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]).profile.block_m == \
         default_profile(key, KNOWN_DEVICES["NVIDIA_A100_SXM4_80GB"]).block_m
 

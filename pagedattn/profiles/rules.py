@@ -173,14 +173,16 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         ),
         (Rule(When(archs=("amd",)), {"num_stages": 1}, source=_VLLM),),
         # sm90: one row per shape class of the H200 table. Decode and verify at head size 128 with at most
-        # 16 packed rows stream 128-token tiles through 2 stages; verify of 17-32 packed rows there (5-8 queries
-        # at a group of 4, 3-4 at 8) 64-token tiles 3 deep with the page-table read ahead (perf-notes v35 item 1:
-        # 1.00-1.035x the best of 8 forms on 8 calls of both page types, the analytic default m32/n64/st3
-        # 1.06-1.25x, 16-row blocks, two per sequence, 1.16-1.69x). A mixed batch's short launch (SHORT_CLASS) at
-        # head size 128 and a group of at most 4 runs 16-row blocks (4 queries each) with the table's tuned forms
-        # for it: BF16 64-token tiles 3 deep, addresses ahead; FP8 128-token tiles 3 deep (v35 item 1: beside 48
-        # decodes and 16 verifies of 4, or 64 decodes, 1.00-1.01x the best; beside 24 verifies of 8, 1.18x, where
-        # the 32-row forms take 1.17-1.83x on the decode-heavy two). Verify at head size 256 with plain scores
+        # 16 packed rows stream 128-token tiles through 2 stages; verify of 17-64 packed rows there (5-8 queries
+        # at a group of 4, 3-8 at 8) 64-token tiles 3 deep with the page-table read ahead on the default's blocks
+        # (perf-notes v35 items 1-2: 1.00-1.02x the best of 6-8 forms on 8 verify calls of both page types, the
+        # analytic default 1.06-1.22x, 16-row blocks, several per sequence, 1.16-2.73x). A mixed batch's short
+        # launch (SHORT_CLASS) at head size 64 or 128 and a group of at most 8 runs 16-row blocks with the
+        # table's tuned forms for it: BF16 64-token tiles 3 deep, addresses ahead; FP8 128-token tiles 3 deep
+        # (v35 items 1-2: beside 48 decodes and 16 verifies of 4, or 64 decodes, 1.00-1.01x the best at a group
+        # of 4 and 8, 1.07-1.09x at head size 64, where the default's 32- or 64-row blocks take 1.34-1.88x;
+        # beside 24 verifies of 8, whose best block holds all 8 queries, 1.18x at a group of 4 and 1.86-1.94x at
+        # 8: the short launch's key cannot tell its queries). Verify at head size 256 with plain scores
         # (and, since v23, decode with 16-bit pages: 3-33 % less time than the Triton kernel's default at 1-64
         # sequences over 256-131,072 keys, within 0.5 % at 64 x 16,384 x 2 KV heads, within 2 % or less time at
         # 64 keys) runs the warpgroup-MMA
@@ -209,17 +211,17 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # 2,048-32,768 keys, 4 % more at 1,024; BF16 wgmma blocks 11-24 % less than the Triton kernel's default at
         # 1,024-32,768; both 3.6-6.1x less than the Triton profiles the rules gave these calls before).
         (
-            Rule(When(archs=("sm90",), query_classes=(SHORT_CLASS,), kv_dtypes=_BF16, head_sizes=(128,),
-                      max_heads_block=8),
+            Rule(When(archs=("sm90",), query_classes=(SHORT_CLASS,), kv_dtypes=_BF16, head_sizes=(64, 128),
+                      max_heads_block=16),
                  {"block_m": 16, "tile_n": 64, "num_stages": 3, "addresses_ahead": True}, source=_SHORT_SOURCE),
-            Rule(When(archs=("sm90",), query_classes=(SHORT_CLASS,), kv_dtypes=("fp8",), head_sizes=(128,),
-                      max_heads_block=8),
+            Rule(When(archs=("sm90",), query_classes=(SHORT_CLASS,), kv_dtypes=("fp8",), head_sizes=(64, 128),
+                      max_heads_block=16),
                  {"block_m": 16, "tile_n": 128, "num_stages": 3}, source=_SHORT_SOURCE),
             Rule(When(archs=("sm90",), query_classes=("decode", "verify"), head_sizes=(128,), max_query_rows=16),
                  {"tile_n": 128, "num_stages": 2}, source=_H200),
             Rule(When(archs=("sm90",), query_classes=("verify",), head_sizes=(128,), min_query_rows=16,
-                      max_query_rows=32),
-                 {"tile_n": 64, "num_stages": 3, "addresses_ahead": True}, source=_H200 + "; perf-notes v35 item 1"),
+                      max_query_rows=64),
+                 {"tile_n": 64, "num_stages": 3, "addresses_ahead": True}, source=_H200 + "; perf-notes v35 items 1-2"),
             Rule(When(archs=("sm90",), query_classes=("decode",), head_sizes=(256,), kv_dtypes=("fp8",),
                       max_query_rows=16, min_kv_len=8192, plain_scores=True),
                  _ONE_WARPGROUP_KEYS_ROWS, source=_H200 + "; one-warpgroup keys-as-rows: perf-notes v19 item 1"),
