@@ -392,11 +392,11 @@ def unified_launch_plan(key: ShapeKey, device: DeviceInfo, explicit: LaunchProfi
 def short_part_key(key: ShapeKey) -> ShapeKey | None:
     """The shape key of a call's second launch (`partitioned_plan`): a unified call of the prefill
     class with several sequences, seen as a verify call of VERIFY_MAX_QUERIES queries over the same
-    sequences, keys and heads, in its own query class (SHORT_CLASS: its sequences are mostly decode
-    tokens, and its tuned entries must not serve verify calls); None for a call that is not partitioned: also where the call's tokens
-    prove that no sequence has VERIFY_MAX_QUERIES queries or fewer (with one, the tokens are at most
-    the other sequences' max_seqlen_q each plus VERIFY_MAX_QUERIES; a dense prefill batch of equal
-    chunks has more). The tuner tunes that launch alone under this key (`pagedattn tune` on a mixed
+    sequences, keys and heads, in a query class of its own (SHORT_CLASS: its sequences are mostly
+    decode tokens, and its tuned entries must not serve verify calls); None for a call that is not
+    partitioned: also where the call's tokens prove that no sequence has VERIFY_MAX_QUERIES queries
+    or fewer (with one, the tokens are at most the other sequences' max_seqlen_q each plus
+    VERIFY_MAX_QUERIES; a dense prefill batch of equal chunks has more). The tuner tunes that launch alone under this key (`pagedattn tune` on a mixed
     batch)."""
     if key.kernel != "unified" or key.query_class != "prefill" or key.num_seqs < 2 or \
             key.num_tokens > (key.num_seqs - 1) * key.max_seqlen_q + VERIFY_MAX_QUERIES:
