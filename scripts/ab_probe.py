@@ -15,12 +15,16 @@ from pagedattn.bench import _input_sets
 from pagedattn.timing import time_calls
 
 
-def checked_output(fn, kwargs: dict, expected: torch.Tensor) -> tuple[float, bool]:
+def checked_output(fn, kwargs: dict, expected: torch.Tensor, rows=None) -> tuple[float, bool]:
     """(rel-L2 against `expected`, whether any output value stayed NaN) of variant `fn` on `kwargs`,
-    written into a NaN-prefilled output."""
+    written into a NaN-prefilled output; with `rows` (a boolean mask of output rows), on those rows only
+    (a launch that writes only some sequences' rows)."""
     out = torch.full_like(kwargs["q"], float("nan"))
     fn(kwargs, out)
-    torch.cuda.synchronize()
+    if out.is_cuda:
+        torch.cuda.synchronize()
+    if rows is not None:
+        out, expected = out[rows], expected[rows]
     return reference.rel_l2(out, expected), bool(out.isnan().any())
 
 
@@ -36,10 +40,11 @@ def record_check(f, failures: list, label: str, fn, kwargs: dict) -> None:
         print("FAIL", row, flush=True)
 
 
-def check_and_time(variants: dict, sets: list, expected: torch.Tensor, runs: int = 3) -> dict:
+def check_and_time(variants: dict, sets: list, expected: torch.Tensor, runs: int = 3, rows=None) -> dict:
     """{"ms": min per variant, "ms_all": every round's time, "rel_l2_nan": (rel-L2 against `expected`,
-    whether any output value stayed NaN)} for `variants` on `sets` (`expected` is sets[0]'s)."""
-    checks = {name: checked_output(fn, sets[0].kwargs, expected) for name, fn in variants.items()}
+    whether any output value stayed NaN)} for `variants` on `sets` (`expected` is sets[0]'s; `rows`:
+    `checked_output`'s)."""
+    checks = {name: checked_output(fn, sets[0].kwargs, expected, rows) for name, fn in variants.items()}
     times = {name: [] for name in variants}
     for _ in range(runs):
         for name, fn in variants.items():

@@ -10,13 +10,12 @@ import sys
 
 import torch
 
-from pagedattn import api, reference, tune
+from pagedattn import api, tune
 from pagedattn.bench import _input_sets
 from pagedattn.device import DeviceInfo
 from pagedattn.profiles import select
-from pagedattn.profiles.types import VERIFY_MAX_QUERIES, LaunchProfile
-from pagedattn.timing import time_calls
-from rows32_ab import DEV, FORMS, cases, plan_call
+from pagedattn.profiles.types import LaunchProfile
+from rows32_ab import DEV, FORMS, cases, checked_and_timed, plan_call, short_rows
 
 call1 = {row["case"]: row["profiles"] for row in map(json.loads, open(sys.argv[1]))}
 device = DeviceInfo.current()
@@ -29,7 +28,7 @@ with open(sys.argv[2], "w") as f:
         old = call1[case.label]
         profiles = {"v34 dispatch": LaunchProfile.from_short(old["dispatch"]),
                     "v34 untuned": LaunchProfile.from_short(old[FORMS[0]])}
-        rows = torch.ones(kw0["q"].shape[0], dtype=torch.bool, device=DEV)
+        rows = None
         if part == "verify":
             profiles["v35 dispatch"] = select.select_profile(key, device).profile
             profiles["v35 untuned"] = select.untuned_selection(key, device).profile
@@ -39,22 +38,8 @@ with open(sys.argv[2], "w") as f:
             profiles["v35 dispatch"] = select.short_selection(short_key, device).profile
             profiles["v35 untuned"] = select.untuned_launch_plan(key, device)[1].selection.profile
             variants = {name: (lambda kw, out, p=p: tune.short_part_launch(p, out, **kw)) for name, p in profiles.items()}
-            rows = torch.repeat_interleave(torch.tensor([n <= VERIFY_MAX_QUERIES for n in case.shape.query_lens]),
-                                           torch.tensor(case.shape.query_lens)).to(DEV)
-        expected = reference.unified_attention(**kw0)
-        checks = {}
-        for name, fn in variants.items():
-            out = torch.full_like(kw0["q"], float("nan"))
-            fn(kw0, out)
-            checks[name] = {"rel_l2": reference.rel_l2(out[rows], expected[rows]), "nan": bool(out[rows].isnan().any())}
-            if checks[name]["nan"] or not checks[name]["rel_l2"] < 1e-2:
-                print("FAIL", case.label, name, checks[name], flush=True)
-        times = {name: [] for name in variants}
-        for _ in range(3):
-            for name, fn in variants.items():
-                times[name].append(time_calls([lambda s=s, fn=fn, o=torch.empty_like(s.kwargs["q"]): fn(s.kwargs, o)
-                                               for s in sets]))
-        ms = {name: min(t) for name, t in times.items()}
+            rows = short_rows(case.shape)
+        checks, ms, times = checked_and_timed(case.label, variants, sets, rows, 3)
         row = {"part": part, "case": case.label, "profiles": {n: p.short() for n, p in profiles.items()}, "ms": ms,
                "ms_all": times, "checks": checks, "dispatch_ratio": ms["v35 dispatch"] / ms["v34 dispatch"],
                "untuned_ratio": ms["v35 untuned"] / ms["v34 untuned"]}

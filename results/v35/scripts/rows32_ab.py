@@ -15,15 +15,15 @@ Usage: rows32_ab.py OUT.jsonl [--tiny]   (--tiny: small shapes under the interpr
 import json
 import sys
 
-import torch
-
-from pagedattn import api, reference, tune
-from pagedattn.bench import _input_sets
-from pagedattn.device import DeviceInfo
-from pagedattn.profiles import select
-from pagedattn.profiles.types import VERIFY_MAX_QUERIES, LaunchProfile
-from pagedattn.timing import time_calls
-from pagedattn.workloads import Case, UnifiedShape
+sys.path.insert(0, "scripts")
+from ab_probe import check_and_time  # noqa: E402
+import torch  # noqa: E402
+from pagedattn import api, reference, tune  # noqa: E402
+from pagedattn.bench import _input_sets  # noqa: E402
+from pagedattn.device import DeviceInfo  # noqa: E402
+from pagedattn.profiles import select  # noqa: E402
+from pagedattn.profiles.types import VERIFY_MAX_QUERIES, LaunchProfile  # noqa: E402
+from pagedattn.workloads import Case, UnifiedShape  # noqa: E402
 
 FORMS = ("m32/n64/s1/w4/st3", "m32/n64/s1/w4/st3/ahead", "m32/n128/s1/w4/st2", "m32/n128/s1/w4/st3/ahead",
          "m32/n128/s1/w8/st2", "m16/n64/s1/w4/st3/ahead", "m16/n128/s1/w4/st2", "m16/n128/s1/w4/st3")
@@ -52,6 +52,23 @@ def cases():
             yield "short", Case(f"chunks + {label} 32q/8kv d128 {kv_dtype}", shape)
 
 
+def short_rows(shape) -> torch.Tensor:
+    """The output rows of `shape`'s sequences of at most VERIFY_MAX_QUERIES queries (a short launch's)."""
+    return torch.repeat_interleave(torch.tensor([n <= VERIFY_MAX_QUERIES for n in shape.query_lens]),
+                                   torch.tensor(shape.query_lens)).to(DEV)
+
+
+def checked_and_timed(label, variants, sets, rows, runs):
+    """(checks {name: {"rel_l2", "nan"}} on `rows`, min ms per variant, every round's ms) of `variants` on
+    `sets` (`ab_probe.check_and_time` against float64); a NaN or a rel-L2 of 1e-2 or more is printed."""
+    timed = check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs), runs, rows)
+    checks = {name: {"rel_l2": err, "nan": nan} for name, (err, nan) in timed["rel_l2_nan"].items()}
+    for name, check in checks.items():
+        if check["nan"] or not check["rel_l2"] < 1e-2:
+            print("FAIL", label, name, check, flush=True)
+    return checks, timed["ms"], timed["ms_all"]
+
+
 def plan_call(profile):
     plan = (select.PlannedLaunch(select.Selection(profile, "explicit")),)
     return lambda kw, out: api.launch_unified_plan(plan, out=out, **kw)
@@ -66,7 +83,7 @@ def main(case_list, forms, out_path):
             kw0 = sets[0].kwargs
             key = api.unified_shape_key(kw0["q"], kw0["k_cache"], kw0["block_table"], kw0["max_seqlen_q"],
                                         kw0["max_seqlen_k"])
-            rows = torch.ones(kw0["q"].shape[0], dtype=torch.bool, device=DEV)
+            rows = None
             if part == "verify":
                 profiles = {form: select.with_splits(LaunchProfile.from_short(form), key, device) for form in forms}
                 profiles["dispatch"] = select.select_profile(key, device).profile
@@ -77,22 +94,8 @@ def main(case_list, forms, out_path):
                     LaunchProfile.from_short(form), key, device), "rules"), key).profile for form in forms}
                 profiles["dispatch"] = select.short_selection(key, device).profile
                 variants = {name: (lambda kw, out, p=p: tune.short_part_launch(p, out, **kw)) for name, p in profiles.items()}
-                rows = torch.repeat_interleave(torch.tensor([n <= VERIFY_MAX_QUERIES for n in case.shape.query_lens]),
-                                               torch.tensor(case.shape.query_lens)).to(DEV)
-            expected = reference.unified_attention(**kw0)
-            checks = {}
-            for name, fn in variants.items():
-                out = torch.full_like(kw0["q"], float("nan"))
-                fn(kw0, out)
-                checks[name] = {"rel_l2": reference.rel_l2(out[rows], expected[rows]), "nan": bool(out[rows].isnan().any())}
-                if checks[name]["nan"] or not checks[name]["rel_l2"] < 1e-2:
-                    print("FAIL", case.label, name, checks[name], flush=True)
-            times = {name: [] for name in variants}
-            for _ in range(1 if TINY else 3):
-                for name, fn in variants.items():
-                    times[name].append(time_calls([lambda s=s, fn=fn, o=torch.empty_like(s.kwargs["q"]): fn(s.kwargs, o)
-                                                   for s in sets]))
-            ms = {name: min(t) for name, t in times.items()}
+                rows = short_rows(case.shape)
+            checks, ms, times = checked_and_timed(case.label, variants, sets, rows, 1 if TINY else 3)
             best = min(ms, key=ms.get)
             row = {"part": part, "case": case.label, "key": key.bucket(), "profiles": {n: p.short() for n, p in profiles.items()},
                    "ms": ms, "ms_all": times, "checks": checks, "best": best,
