@@ -59,7 +59,7 @@ from . import api, reference
 from .device import DeviceInfo
 from .ops.common import load_tokens, split_position
 from .ops.sparse import resolve_selections
-from .profiles.select import untuned_launch_plan, untuned_selection
+from .profiles.select import ALL_QUERIES, untuned_launch_plan, untuned_selection
 from .profiles.types import cdiv
 from .timing import rotation_count, time_calls, timings_meaningful
 from .workloads import WORKLOADS
@@ -225,13 +225,20 @@ def _selection_dict(selection) -> dict:
             "source": selection.source, "detail": selection.detail}
 
 
+def _query_range(planned) -> str:
+    """The query counts a planned launch runs: "q>8", "q<=4", "4<q<=8"."""
+    if planned.queries_upto == ALL_QUERIES:
+        return f"q>{planned.queries_above}"
+    return f"{planned.queries_above}<q<={planned.queries_upto}" if planned.queries_above else f"q<={planned.queries_upto}"
+
+
 def _plan_dict(plan) -> dict:
-    """A unified call's launches: the first one's selection, and with two launches (a partitioned
-    mixed batch) both profiles in `short`, each with the query counts it runs, and the second's source."""
+    """A unified call's launches: the first one's selection, and with several launches (a partitioned
+    mixed batch) every profile in `short`, each with the query counts it runs, and every source."""
     first = _selection_dict(plan[0].selection)
     if len(plan) == 1:
         return first
-    parts = [(p.selection, f"q>{p.queries_above}" if p.queries_above else f"q<={p.queries_upto}") for p in plan]
+    parts = [(p.selection, _query_range(p)) for p in plan]
     return first | {"short": " + ".join(f"{s.profile.short()} ({queries})" for s, queries in parts),
                     "detail": "; ".join(f"{queries}: {s.source} {s.detail}".strip() for s, queries in parts)}
 

@@ -11,8 +11,10 @@ prefill class whose batch also holds sequences of at most VERIFY_MAX_QUERIES que
 is two buckets, tuned in this order: its short sequences' launch (`select.partitioned_plan`), timed
 alone under `select.short_part_key` and checked on those sequences' rows (candidates other than the
 Triton kernel are pruned: the Gluon kernels take no query-length range; a split one's merge writes
-only those rows); then the call, each candidate timed as a call with it in the table runs:
-with the short launch's tuned profile where `select.partition` splits the call in two, else in one
+only those rows), each candidate with the second short launch it implies where its blocks hold
+fewer than VERIFY_MAX_QUERIES queries (`select.short_launches`; that launch's profile is the rules',
+not tuned); then the call, each candidate timed as a call with it in the table runs: with the short
+launches of the short launch's tuned profile where `select.partition` splits the call, else in one
 launch (`planned_call`).
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
@@ -395,18 +397,23 @@ def plan_case(task: Task, device: DeviceInfo) -> tuple[list[LaunchProfile], coll
 # --------------------------------------------------------------------------- worker process
 
 
-def planned_call(key: ShapeKey, short: dispatch.Selection | None, profile: LaunchProfile, out: torch.Tensor,
-                 **kwargs) -> torch.Tensor:
+def planned_call(key: ShapeKey, short: tuple[dispatch.PlannedLaunch, ...] | None, profile: LaunchProfile,
+                 out: torch.Tensor, **kwargs) -> torch.Tensor:
     """A unified call with `profile` as the table's choice for `key`: in the launches of
-    `select.partition` with the short sequences' selection `short`."""
+    `select.partition` with the short sequences' launches `short`."""
     plan = dispatch.partition(key, dispatch.Selection(profile, "explicit"), short)
     return api.launch_unified_plan(plan, out=out, **kwargs)
 
 
 def short_part_launch(profile: LaunchProfile, out: torch.Tensor, **kwargs) -> torch.Tensor:
-    """A unified call's launch of its short sequences alone (`select.partitioned_plan`'s second launch)
-    with `profile`; the other sequences' rows are left as they are, or zero where `profile` splits."""
-    plan = (dispatch.PlannedLaunch(dispatch.Selection(profile, "explicit"), queries_upto=VERIFY_MAX_QUERIES),)
+    """A unified call's launches of its short sequences alone with `profile` as the short launch's
+    (`select.short_launches`: where its blocks hold fewer than VERIFY_MAX_QUERIES queries, with the
+    second launch that implies); the other sequences' rows are left as they are, or zero where a launch
+    splits."""
+    short_key = dispatch.short_part_key(api.unified_shape_key(
+        kwargs["q"], kwargs["k_cache"], kwargs["block_table"], kwargs["max_seqlen_q"], kwargs["max_seqlen_k"],
+        api.has_score_mods(**kwargs)))
+    plan = dispatch.short_launches(short_key, dispatch.Selection(profile, "explicit"), DeviceInfo.current())
     return api.launch_unified_plan(plan, out=out, **kwargs)
 
 
@@ -501,7 +508,8 @@ class _WorkerState:
             if ref.part is None and short_key is not None:
                 short = dispatch.Selection(LaunchProfile.from_dict(msg["short"]), "table") if msg.get("short") \
                     else dispatch.short_selection(short_key, DeviceInfo.current())
-                self.launch = functools.partial(planned_call, key, short)
+                self.launch = functools.partial(planned_call, key,
+                                                dispatch.short_launches(short_key, short, DeviceInfo.current()))
             if ref.part == SHORT_PART:
                 key = short_key
                 self.rows = torch.repeat_interleave(torch.tensor([n <= VERIFY_MAX_QUERIES for n in case.shape.query_lens]),

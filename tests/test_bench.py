@@ -4,6 +4,7 @@ On a CPU machine everything runs under the Triton interpreter; the same tests ru
 """
 
 import argparse
+import dataclasses
 import json
 import warnings
 
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from pagedattn import bench, reference
+from pagedattn.device import KNOWN_DEVICES
 from pagedattn.workloads import WORKLOADS, UnifiedShape
 
 
@@ -313,3 +315,14 @@ def test_both_pagedattn_providers_run_a_mixed_batch_in_its_planned_launches(tmp_
         launches.append(len(plan))
     if device.vendor == "interpreter":  # the tiny cases' plans there; a GPU's depend on its table, not asserted
         assert launches == [2, 2, 2, 2]
+
+
+def test_a_plan_of_three_launches_names_each_query_range():
+    """The H200's no-table plan for the bench's mixed batch at a group of 8: the chunks, the sequences of
+    at most 4 queries, those of 5-8 (`select.short_launches`), each profile with its range and source."""
+    shape = dataclasses.replace(WORKLOADS["mixed-batch"].cases[0].shape, num_kv_heads=4)
+    key = bench._shape_key("unified", shape.build("meta").kwargs)
+    plan = bench.untuned_launch_plan(key, KNOWN_DEVICES["NVIDIA_H200"])
+    record, ranges = bench._plan_dict(plan), ("q>8", "q<=4", "4<q<=8")
+    assert record["short"] == " + ".join(f"{p.selection.profile.short()} ({r})" for p, r in zip(plan, ranges))
+    assert all(f"{r}: {p.selection.source}" in record["detail"] for p, r in zip(plan, ranges))

@@ -737,14 +737,17 @@ def test_code_tokens_are_the_same_on_every_python():
 # ----------------------------------------------------------------------------- partitioned plan
 
 
-def mixed_key(num_seqs=68, num_tokens=4720, max_seqlen_q=2048, kv_dtype="bf16", kv_len=16384) -> ShapeKey:
+def mixed_key(num_seqs=68, num_tokens=4720, max_seqlen_q=2048, kv_dtype="bf16", kv_len=16384, num_kv_heads=8) -> ShapeKey:
     """The mixed-batch workload's 32q/8kv D=128 shape: 4 prefill chunks, 48 decode and 16 verify sequences."""
-    return api.unified_shape_key(_meta(num_tokens, 32, 128), _meta(64, 16, 8, 128, dtype=TORCH_KV[kv_dtype]),
+    return api.unified_shape_key(_meta(num_tokens, 32, 128), _meta(64, 16, num_kv_heads, 128, dtype=TORCH_KV[kv_dtype]),
                                  _meta(num_seqs, 1024, dtype=torch.int32), max_seqlen_q, kv_len)
 
 
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_a_mixed_prefill_batch_runs_its_short_sequences_in_a_second_launch(kv_dtype):
+    """At a group of 4 the short rows' 16-row blocks hold a sequence of 8 queries in 2 blocks: the
+    chunks, then every sequence of at most 8 queries in one launch, cut into segments of at most
+    SHORT_SEGMENT_KEYS keys."""
     key = mixed_key(kv_dtype=kv_dtype)
     long, short = unified_launch_plan(key, H200)
     assert long.selection == select_profile(key, H200)
@@ -753,6 +756,50 @@ def test_a_mixed_prefill_batch_runs_its_short_sequences_in_a_second_launch(kv_dt
     assert short.selection.profile.kernel == "triton" and short.selection.source != "table"
     assert short.selection.profile.num_splits == key.kv_len // select.SHORT_SEGMENT_KEYS  # 16,384 keys: 4 segments
     assert short.selection.profile.block_q(key.group) < long.selection.profile.block_q(key.group)
+
+
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_at_a_group_of_8_the_short_sequences_run_in_two_launches_by_query_count(kv_dtype):
+    """The 16-row blocks hold 2 queries at a group of 8: the sequences of at most 4 queries (2 blocks)
+    on them, those of 5-8 on the verify rows' 64-row blocks, both cut into segments."""
+    key = mixed_key(kv_dtype=kv_dtype, num_kv_heads=4)
+    long, short, longer = unified_launch_plan(key, H200)
+    assert long.selection == select_profile(key, H200)
+    assert (long.queries_above, long.queries_upto) == (VERIFY_MAX_QUERIES, ALL_QUERIES)
+    assert (short.queries_above, short.queries_upto) == (0, 4) and short.selection.profile.block_q(key.group) == 2
+    assert (longer.queries_above, longer.queries_upto) == (4, VERIFY_MAX_QUERIES)
+    assert longer.selection.profile.block_q(key.group) == VERIFY_MAX_QUERIES
+    for part in (short, longer):
+        assert part.selection.profile.kernel == "triton" and part.selection.source == "rules"
+        assert part.selection.profile.num_splits == key.kv_len // select.SHORT_SEGMENT_KEYS
+    verify_key = select.short_verify_key(select.short_part_key(key))
+    assert verify_key.query_class == "verify" and verify_key.max_seqlen_q == VERIFY_MAX_QUERIES
+    assert longer.selection == select.segmented_short(untuned_selection(verify_key, H200), verify_key)
+
+
+@pytest.mark.parametrize("num_kv_heads,head_size,profile,ranges", [
+    (4, 128, "m16/n64/s4/w4/st3/ahead", [(0, 4), (4, 8)]),  # group 8: 2 queries per block, the rest on 64 rows
+    (2, 128, "m16/n64/s4/w4/st3/ahead", [(0, 2), (2, 8)]),  # group 16: 1, the rest on 128-row blocks
+    (8, 128, "m16/n64/s4/w4/st3/ahead", [(0, 8)]),  # group 4: 8 queries in 2 blocks
+    (4, 128, "m32/n64/s4/w4/st3/ahead", [(0, 8)]),  # group 8 on 32 rows: 8 queries in 2 blocks
+    (4, 256, "m16/n64/s4/w4/st3", [(0, 8)]),  # the verify selection runs a Gluon kernel
+], ids=["group8", "group16", "group4", "group8-32rows", "gluon-verify"])
+def test_short_sequences_that_a_short_block_cannot_hold_take_a_launch_of_their_own(num_kv_heads, head_size, profile,
+                                                                                  ranges):
+    """`short_launches`: one launch where the short launch's blocks hold VERIFY_MAX_QUERIES queries in
+    SHORT_BLOCKS_PER_SEQUENCE blocks, or where the verify selection does not run the Triton kernel on
+    wider blocks; else the sequences with more queries than those blocks hold run on the verify
+    selection's blocks."""
+    short_key = short_key_of(32, num_kv_heads, head_size)
+    short = Selection(LaunchProfile.from_short(profile), "table")
+    plan = select.short_launches(short_key, short, H200)
+    assert [(p.queries_above, p.queries_upto) for p in plan] == ranges
+    assert plan[0].selection == short
+    if len(plan) == 2:
+        verify_key = select.short_verify_key(short_key)
+        assert plan[1].selection == select.segmented_short(untuned_selection(verify_key, H200), verify_key)
+        assert plan[1].selection.profile.block_q(short_key.group) == VERIFY_MAX_QUERIES
+        assert plan[1].selection.profile.kernel == "triton"
 
 
 @pytest.mark.parametrize("key", [
@@ -775,13 +822,13 @@ def test_a_call_whose_tokens_leave_room_for_a_short_sequence_is_partitioned():
 @pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
 def test_without_a_table_the_plan_is_the_untuned_plan(kv_dtype):
     """With no table the dispatcher's plan is `untuned_launch_plan`'s (what the bench's no-table
-    column runs): two launches, the short one on the untuned profile of the short-part key cut into
-    segments of at most SHORT_SEGMENT_KEYS keys."""
-    key = mixed_key(kv_dtype=kv_dtype)
-    plan = select.untuned_launch_plan(key, H200)
-    assert plan == unified_launch_plan(key, H200) and len(plan) == 2
-    short_key = select.short_part_key(key)
-    assert plan[1].selection == select.segmented_short(select.untuned_selection(short_key, H200), short_key)
+    column runs): the first short launch on the untuned profile of the short-part key cut into segments
+    of at most SHORT_SEGMENT_KEYS keys, at a group of 4 and of 8."""
+    for key, launches in ((mixed_key(kv_dtype=kv_dtype), 2), (mixed_key(kv_dtype=kv_dtype, num_kv_heads=4), 3)):
+        plan = select.untuned_launch_plan(key, H200)
+        assert plan == unified_launch_plan(key, H200) and len(plan) == launches
+        short_key = select.short_part_key(key)
+        assert plan[1].selection == select.segmented_short(select.untuned_selection(short_key, H200), short_key)
 
 
 def short_key_of(num_q_heads, num_kv_heads, head_size, kv_dtype="bf16") -> ShapeKey:
@@ -870,7 +917,8 @@ def test_a_split_short_launch_runs_from_any_source(source):
     key = mixed_key()
     chosen = Selection(LaunchProfile.from_short("m128/n64/s1/w8/st3/ahead"), "table")
     short = Selection(LaunchProfile.from_short("m16/n128/s4/w4/st3/ahead"), source)
-    assert [p.selection for p in select.partition(key, chosen, short)] == [chosen, short]
+    short_plan = select.short_launches(select.short_part_key(key), short, H200)
+    assert [p.selection for p in select.partition(key, chosen, short_plan)] == [chosen, short]
 
 
 @pytest.mark.parametrize("source,splits,kv_len,expected", [

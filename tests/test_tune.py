@@ -471,8 +471,8 @@ def test_a_mixed_batch_is_two_buckets_and_its_short_launch_prunes_what_it_cannot
 
 def test_a_tuned_short_launch_is_what_a_mixed_call_runs(tmp_path, monkeypatch):
     """Tune the tiny BF16 mixed batch: the short launch's bucket is measured on its own rows alone;
-    a call then runs two launches, the second with that bucket's tuned profile, and matches the
-    float64 reference on a NaN-prefilled output."""
+    a call then runs the chunks' launch and the short launches `select.short_launches` makes with that
+    bucket's tuned profile, and matches the float64 reference on a NaN-prefilled output."""
     argv = ["--kernel", "unified", "--workload", "mixed-batch", "--tiny", "--match", "bf16", "--max-candidates", "2",
             "--jobs", "0"]
     summary = tune.run_tuning(tune_args(tmp_path, *argv))
@@ -484,25 +484,32 @@ def test_a_tuned_short_launch_is_what_a_mixed_call_runs(tmp_path, monkeypatch):
     tables.clear_cache()
     kw = workloads.WORKLOADS["mixed-batch"].tiny[0].build(DEVICE, seed=3).kwargs
     plan = api.choose_unified_plan(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], kw["max_seqlen_k"])
-    assert [p.selection.source for p in plan] == ["table", "table"]
+    assert [p.selection.source for p in plan[:2]] == ["table", "table"]
     assert plan[1].selection.profile == short.best.profile
+    assert plan[1:] == select.short_launches(short.task.key, plan[1].selection, DeviceInfo.current())
     out = api.unified_attention(**kw, out=torch.full_like(kw["q"], float("nan")))
     assert not out.isnan().any() and reference.rel_l2(out, reference.unified_attention(**kw)) < 1e-2
     tables.clear_cache()
 
 
-def test_a_mixed_call_is_timed_in_the_launches_its_profile_would_make(monkeypatch):
+@pytest.mark.parametrize("shape,launches", [
+    (workloads.WORKLOADS["mixed-batch"].tiny[0].shape, (2, 2, 1)),
+    (workloads.UnifiedShape((40, 1, 4, 8, 1, 6), (60, 50, 30, 90, 20, 40), 16, 2, 64), (3, 3, 1)),
+], ids=["group4", "group8"])
+def test_a_mixed_call_is_timed_in_the_launches_its_profile_would_make(monkeypatch, shape, launches):
     """`planned_call`: a Triton profile for the call, with a tuned short profile on narrower blocks,
-    one pass or split, makes two launches (the chunks, then the short sequences); a short profile the
-    plan cannot take (as wide as the call's) leaves one launch. All match the float64 reference on a
-    NaN-prefilled output."""
-    kw = workloads.WORKLOADS["mixed-batch"].tiny[0].build(DEVICE, seed=5).kwargs
+    one pass or split, makes two launches (the chunks, then the short sequences), or at a group of 8,
+    where 16-row blocks hold 2 queries, three (the sequences of 5-8 queries in the third,
+    `select.short_launches`); a short profile the plan cannot take (as wide as the call's) leaves one
+    launch. All match the float64 reference on a NaN-prefilled output."""
+    kw = shape.build(DEVICE, seed=5).kwargs
     key = api.unified_shape_key(kw["q"], kw["k_cache"], kw["block_table"], kw["max_seqlen_q"], kw["max_seqlen_k"])
     ranges, launch = [], api._unified_launch
     monkeypatch.setattr(api, "_unified_launch", lambda *args: ranges.append(args[-2:]) or launch(*args))
     expected = reference.unified_attention(**kw)
-    for short, launches in (("m16/n32/s1/w4/st2", 2), ("m16/n32/s2/w4/st2", 2), ("m64/n32/s1/w4/st2", 1)):
+    for short, count in zip(("m16/n32/s1/w4/st2", "m16/n32/s2/w4/st2", "m64/n32/s1/w4/st2"), launches):
         ranges.clear()
-        out = tune.planned_call(key, select.Selection(LaunchProfile.from_short(short), "table"),
-                                LaunchProfile(64, 32, 1), torch.full_like(kw["q"], float("nan")), **kw)
-        assert len(ranges) == launches and not out.isnan().any() and reference.rel_l2(out, expected) < 1e-2
+        short_plan = select.short_launches(select.short_part_key(key), select.Selection(
+            LaunchProfile.from_short(short), "table"), DeviceInfo.current())
+        out = tune.planned_call(key, short_plan, LaunchProfile(64, 32, 1), torch.full_like(kw["q"], float("nan")), **kw)
+        assert len(ranges) == count and not out.isnan().any() and reference.rel_l2(out, expected) < 1e-2

@@ -80,6 +80,25 @@ def test_partitioned_mixed_batch(device, monkeypatch, first, second):
     assert_close_to_reference(out, ref)
 
 
+@pytest.mark.parametrize("longer", [LaunchProfile(32, 16, 1), LaunchProfile(32, 32, 2, num_stages=3)],
+                         ids=["longer-single", "longer-split"])
+def test_short_sequences_in_two_launches_by_query_count(device, monkeypatch, longer):
+    """A plan of three launches (`select.short_launches`): the chunks split (their merge writes the
+    short sequences' rows as zeros), the sequences of at most 4 queries on 16-row blocks split, the
+    one of 8 on 32-row blocks in one pass or split; each short launch writes only its own rows, and
+    together they write every row."""
+    plan = (select.PlannedLaunch(select.Selection(LaunchProfile(32, 16, 3, kv_major=True), "test"),
+                                 queries_above=VERIFY_MAX_QUERIES),
+            select.PlannedLaunch(select.Selection(LaunchProfile(16, 32, 3, num_stages=3), "test"), queries_upto=4),
+            select.PlannedLaunch(select.Selection(longer, "test"), queries_above=4, queries_upto=VERIFY_MAX_QUERIES))
+    monkeypatch.setattr(api, "choose_unified_plan", lambda *args, **kwargs: plan)
+    ranges, launch = [], api._unified_launch
+    monkeypatch.setattr(api, "_unified_launch", lambda *args: ranges.append(args[-2:]) or launch(*args))
+    out, ref, _ = run_case(_MIXED, device, None)
+    assert ranges == [(VERIFY_MAX_QUERIES, select.ALL_QUERIES), (0, 4), (4, VERIFY_MAX_QUERIES)]
+    assert_close_to_reference(out, ref)
+
+
 @pytest.mark.parametrize("profile", [LaunchProfile(16, 16, 1), LaunchProfile(64, 16, 1), LaunchProfile(16, 16, 2)],
                          ids=["single-q4", "single-q16", "split"])
 @pytest.mark.parametrize("short", [False, True], ids=["long", "short"])

@@ -46,11 +46,12 @@ Split, such a launch lays its fp32 partials out by sequence too, queries_upto ro
 
 A launch runs the sequences with queries_above < query count <= queries_upto (runtime arguments,
 not specialised). The profile layer runs a prefill call whose batch may also hold decode and
-verify sequences as two launches (`select.partitioned_plan`): the chunks on their wide blocks,
-the short sequences on narrow ones, where one launch would pack a decode token into a block of
-BLOCK_M 128 rows. The programs of the other launch's sequences exit; in a split launch on the
-token-order grid they first set their rows' lse to -inf, so the merge writes zeros there, and the
-other launch, which runs after it, writes those rows.
+verify sequences as two or three launches (`select.partitioned_plan`): the chunks on their wide
+blocks, the short sequences on narrow ones (those a narrow block cannot hold on blocks of their
+own, `select.short_launches`), where one launch would pack a decode token into a block of BLOCK_M
+128 rows. The programs of the other launches' sequences exit; in a split launch on the token-order
+grid they first set their rows' lse to -inf, so the merge writes zeros there, and the other
+launches, which run after it, write those rows.
 """
 
 import torch

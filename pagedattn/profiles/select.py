@@ -16,13 +16,18 @@ space and never veto a measurement. Everything here is a pure function of (`Shap
 `tables.clear_cache` (the rules and tables are data that change only between such calls).
 
 A unified call runs in the launches of `unified_launch_plan`: one with the profile chosen above, or,
-for a prefill call whose batch may also hold decode and verify sequences, two: the chunks with that
-profile, the sequences of at most VERIFY_MAX_QUERIES queries with the profile chosen for the
-short-part key (`short_part_key`, `partitioned_plan`), each launch's programs of the other's
-sequences exiting at once. A call whose token count leaves no room for a sequence of at most
-VERIFY_MAX_QUERIES queries runs in one launch. Without a tuned entry for the short part, its launch
-cuts each sequence's keys into segments of at most SHORT_SEGMENT_KEYS (or the wave rule's finer
-split): the short sequences' lengths differ, and unsplit, the longest ones' programs end the launch.
+for a prefill call whose batch may also hold decode and verify sequences, two or three: the chunks
+with that profile, the sequences of at most VERIFY_MAX_QUERIES queries with the profile chosen for
+the short-part key (`short_part_key`, `partitioned_plan`), each launch's programs of the other
+launches' sequences exiting at once. Where that profile's blocks would run a sequence of
+VERIFY_MAX_QUERIES queries in more than SHORT_BLOCKS_PER_SEQUENCE blocks (16 rows at a group of 8: 2
+queries per block), the short sequences with more queries than that many blocks hold run in a third
+launch on the blocks the rules give a verify call of VERIFY_MAX_QUERIES queries (`short_launches`),
+where each block reads the sequence's keys once. A call whose
+token count leaves no room for a sequence of at most VERIFY_MAX_QUERIES queries runs in one launch.
+Without a tuned entry for the short part, its launches cut each sequence's keys into segments of at
+most SHORT_SEGMENT_KEYS (or the wave rule's finer split): the short sequences' lengths differ, and
+unsplit, the longest ones' programs end the launch.
 
 Analytic default:
   * BLOCK_M (unified): decode/verify pack all query tokens of a sequence with the group's heads,
@@ -62,6 +67,12 @@ MAX_SPLITS = {"unified": 256, "sparse": 16}
 # segments of 64-key tiles) and 3,968-5,248 for FP8 (8 and 6 of 128 keys), within 2 % at the 8 segments that
 # 4,096 gives (perf-notes v33 item 1, v34 item 3)
 SHORT_SEGMENT_KEYS = 4096
+# the most query blocks a mixed batch's short launch runs a sequence in (`short_launches`); each reads the
+# sequence's keys. On the H200 (perf-notes v36 item 1, against one launch on the short profile): at a group of
+# 4, where 16-row blocks hold 8 queries in 2, a second launch for the 5-8-query sequences took 0.95-1.02x the
+# time of mixed calls and cost 0.4-0.6 % where it had no sequences; at a group of 8 (8 queries in 4 blocks) it
+# took 0.85x on verify-8-heavy calls, and 4-query verifies ran faster in 2 blocks than in one of 64 rows
+SHORT_BLOCKS_PER_SEQUENCE = 2
 TRITON_REGISTERS_BASE = {"unified": 72, "sparse": 16}  # `thread_registers`' constant, fitted per Triton kernel
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
@@ -414,17 +425,18 @@ def partitioned_plan(key: ShapeKey, device: DeviceInfo, chosen: Selection) -> tu
     chunks' wide blocks: at BLOCK_M 128 and a group of 4, a decode program's matrix products are
     1/32 useful, and on the mixed batch those products cost more than the chunks' own. So where
     `short_part_key` gives a key and `chosen` (the call's profile) runs the Triton kernel, the
-    sequences of at most VERIFY_MAX_QUERIES queries run in a launch of their own, with the profile
-    the layer picks for that key (`segmented_short` where the table has no entry for it), if it
-    also runs the Triton kernel (the Gluon kernels take no query-length range) on narrower blocks
-    than `chosen`'s. The chunks' launch runs first: if it splits, its merge writes every row of
-    `out`, the short sequences' as zeros.
+    sequences of at most VERIFY_MAX_QUERIES queries run in launches of their own (`short_launches`),
+    with the profile the layer picks for that key (`segmented_short` where the table has no entry
+    for it), if it also runs the Triton kernel (the Gluon kernels take no query-length range) on
+    narrower blocks than `chosen`'s. The chunks' launch runs first: if it splits, its merge writes
+    every row of `out`, the short sequences' as zeros.
     The host cannot see how many sequences are short (only, from the tokens, where none can be:
-    `short_part_key`): with none, the short launch's programs (two per sequence at BLOCK_Q 4,
+    `short_part_key`): with none, a short launch's programs (one per sequence and KV head,
     `ops.unified`'s per-sequence grid) all exit: 1.2-1.7 us on the H200 (perf-notes v32 item 6), and
     a split one's merge programs too (3.3 us in all, v33 item 1)."""
     short_key = short_part_key(key)
-    return partition(key, chosen, None if short_key is None else short_selection(short_key, device))
+    return partition(key, chosen, None if short_key is None else
+                     short_launches(short_key, short_selection(short_key, device), device))
 
 
 def short_selection(short_key: ShapeKey, device: DeviceInfo) -> Selection:
@@ -434,12 +446,42 @@ def short_selection(short_key: ShapeKey, device: DeviceInfo) -> Selection:
     return segmented_short(select_profile(short_key, device), short_key)
 
 
+def short_launches(short_key: ShapeKey, short: Selection, device: DeviceInfo) -> tuple[PlannedLaunch, ...]:
+    """The launches of a mixed batch's short sequences, given the short launch's selection `short`.
+    One, over every sequence of at most VERIFY_MAX_QUERIES queries, where `short`'s blocks hold them
+    in at most SHORT_BLOCKS_PER_SEQUENCE blocks each. Where they need more (the sm90 short rows'
+    16-row blocks at a group of 8 hold 2 queries: decode-heavy launches take 0.54-0.74x the time of
+    wider blocks there, perf-notes v35 item 2), a sequence of 8 queries runs in 4 blocks, each
+    reading its keys again: 24 verifies of 8 took 1.63-1.66x the best form's time. So the sequences
+    with more queries than SHORT_BLOCKS_PER_SEQUENCE of its blocks hold run in a second launch with
+    the rules' selection for a verify call of VERIFY_MAX_QUERIES queries over the same sequences
+    (`short_verify_key`; the verify rows' blocks, the best form on those launches), cut into
+    segments as an untuned short launch is, where it runs the Triton kernel on blocks that hold more
+    queries than `short`'s (v36 item 1). The tuner times a short launch's candidates with it."""
+    group = short_key.group
+    upto = min(VERIFY_MAX_QUERIES, SHORT_BLOCKS_PER_SEQUENCE * short.profile.block_q(group))
+    if short.profile.kernel == "triton" and upto < VERIFY_MAX_QUERIES:
+        verify_key = short_verify_key(short_key)
+        longer = segmented_short(untuned_selection(verify_key, device), verify_key)
+        if longer.profile.kernel == "triton" and longer.profile.block_q(group) > short.profile.block_q(group):
+            return (PlannedLaunch(short, queries_upto=upto),
+                    PlannedLaunch(longer, queries_above=upto, queries_upto=VERIFY_MAX_QUERIES))
+    return (PlannedLaunch(short, queries_upto=VERIFY_MAX_QUERIES),)
+
+
+def short_verify_key(short_key: ShapeKey) -> ShapeKey:
+    """The short-part key seen as a verify call (`short_launches`' second launch: its sequences are
+    verifies of more queries than the short launch's blocks hold)."""
+    return ShapeKey(**(short_key.bucket() | {"query_class": "verify"}), score_mods=short_key.score_mods,
+                    aligned_cache=short_key.aligned_cache)
+
+
 def untuned_launch_plan(key: ShapeKey, device: DeviceInfo) -> tuple[PlannedLaunch, ...]:
     """The launches of a unified call on a device without a tuned table: `partition` of the untuned
     choices for the call and for its short part (what the bench's no-table column runs)."""
     short_key = short_part_key(key)
-    return partition(key, untuned_selection(key, device), None if short_key is None else
-                     segmented_short(untuned_selection(short_key, device), short_key))
+    return partition(key, untuned_selection(key, device), None if short_key is None else short_launches(
+        short_key, segmented_short(untuned_selection(short_key, device), short_key), device))
 
 
 def segmented_short(short: Selection, short_key: ShapeKey) -> Selection:
@@ -458,14 +500,14 @@ def segmented_short(short: Selection, short_key: ShapeKey) -> Selection:
     return Selection(segmented, short.source, f"{short.detail}; {why}" if short.detail else why)
 
 
-def partition(key: ShapeKey, chosen: Selection, short: Selection | None) -> tuple[PlannedLaunch, ...]:
-    """`partitioned_plan`'s rule, given the short sequences' selection (None: the call has no short part)."""
+def partition(key: ShapeKey, chosen: Selection, short: tuple[PlannedLaunch, ...] | None) -> tuple[PlannedLaunch, ...]:
+    """`partitioned_plan`'s rule, given the short sequences' launches (`short_launches`; None: the call
+    has no short part)."""
     whole = (PlannedLaunch(chosen),)
-    if short is None or chosen.profile.kernel != "triton" or short.profile.kernel != "triton" or \
-            short.profile.block_q(key.group) >= chosen.profile.block_q(key.group):
+    if short is None or chosen.profile.kernel != "triton" or short[0].selection.profile.kernel != "triton" or \
+            short[0].selection.profile.block_q(key.group) >= chosen.profile.block_q(key.group):
         return whole
-    return (PlannedLaunch(chosen, queries_above=VERIFY_MAX_QUERIES),
-            PlannedLaunch(short, queries_upto=VERIFY_MAX_QUERIES))
+    return (PlannedLaunch(chosen, queries_above=VERIFY_MAX_QUERIES),) + short
 
 
 @tables.remembered_until_clear_cache
