@@ -11,9 +11,9 @@ prefill class whose batch also holds sequences of at most VERIFY_MAX_QUERIES que
 is two buckets, tuned in this order: its short sequences' launch (`select.partitioned_plan`), timed
 alone under `select.short_part_key` and checked on those sequences' rows (candidates other than the
 Triton kernel are pruned: the Gluon kernels take no query-length range; a split one's merge writes
-only those rows), each candidate with the second short launch it implies where its blocks hold
-fewer than VERIFY_MAX_QUERIES queries (`select.short_launches`; that launch's profile is the rules',
-not tuned); then the call, each candidate timed as a call with it in the table runs: with the short
+only those rows), each candidate with the second short launch it implies where its blocks would run
+a sequence of VERIFY_MAX_QUERIES queries in more than `select.SHORT_BLOCKS_PER_SEQUENCE` blocks
+(`select.short_launches`; that launch's profile is the rules', not tuned); then the call, each candidate timed as a call with it in the table runs: with the short
 launches of the short launch's tuned profile where `select.partition` splits the call, else in one
 launch (`planned_call`).
 
@@ -407,9 +407,8 @@ def planned_call(key: ShapeKey, short: tuple[dispatch.PlannedLaunch, ...] | None
 
 def short_part_launch(profile: LaunchProfile, out: torch.Tensor, **kwargs) -> torch.Tensor:
     """A unified call's launches of its short sequences alone with `profile` as the short launch's
-    (`select.short_launches`: where its blocks hold fewer than VERIFY_MAX_QUERIES queries, with the
-    second launch that implies); the other sequences' rows are left as they are, or zero where a launch
-    splits."""
+    (`select.short_launches`: with the second short launch it implies, if any); the other sequences'
+    rows are left as they are, or zero where a launch splits."""
     short_key = dispatch.short_part_key(api.unified_shape_key(
         kwargs["q"], kwargs["k_cache"], kwargs["block_table"], kwargs["max_seqlen_q"], kwargs["max_seqlen_k"],
         api.has_score_mods(**kwargs)))

@@ -23,11 +23,11 @@ launches' sequences exiting at once. Where that profile's blocks would run a seq
 VERIFY_MAX_QUERIES queries in more than SHORT_BLOCKS_PER_SEQUENCE blocks (16 rows at a group of 8: 2
 queries per block), the short sequences with more queries than that many blocks hold run in a third
 launch on the blocks the rules give a verify call of VERIFY_MAX_QUERIES queries (`short_launches`),
-where each block reads the sequence's keys once. A call whose
-token count leaves no room for a sequence of at most VERIFY_MAX_QUERIES queries runs in one launch.
-Without a tuned entry for the short part, its launches cut each sequence's keys into segments of at
-most SHORT_SEGMENT_KEYS (or the wave rule's finer split): the short sequences' lengths differ, and
-unsplit, the longest ones' programs end the launch.
+where one block reads a sequence's keys once. A call whose token count leaves no room for a sequence
+of at most VERIFY_MAX_QUERIES queries runs in one launch. Without a tuned entry for the short part,
+its launches cut each sequence's keys into segments of at most SHORT_SEGMENT_KEYS (or the wave
+rule's finer split): the short sequences' lengths differ, and unsplit, the longest ones' programs
+end the launch.
 
 Analytic default:
   * BLOCK_M (unified): decode/verify pack all query tokens of a sequence with the group's heads,
@@ -68,10 +68,11 @@ MAX_SPLITS = {"unified": 256, "sparse": 16}
 # 4,096 gives (perf-notes v33 item 1, v34 item 3)
 SHORT_SEGMENT_KEYS = 4096
 # the most query blocks a mixed batch's short launch runs a sequence in (`short_launches`); each reads the
-# sequence's keys. On the H200 (perf-notes v36 item 1, against one launch on the short profile): at a group of
-# 4, where 16-row blocks hold 8 queries in 2, a second launch for the 5-8-query sequences took 0.95-1.02x the
-# time of mixed calls and cost 0.4-0.6 % where it had no sequences; at a group of 8 (8 queries in 4 blocks) it
-# took 0.85x on verify-8-heavy calls, and 4-query verifies ran faster in 2 blocks than in one of 64 rows
+# sequence's keys. On the H200 (perf-notes v36 item 1; whole mixed calls against one short launch): a second
+# short launch cost 0.2-0.7 % where it had no sequences; at a group of 4, where 16-row blocks hold 8 queries in
+# 2, it took 0.95-1.02x on calls with 8-query verifies; at a group of 8 (8 queries in 4 blocks) 0.84-0.85x
+# beside 24 of them and 0.95-0.96x beside decodes too, and 4-query verifies ran 1.03x slower in one 64-row
+# block than in two 16-row ones
 SHORT_BLOCKS_PER_SEQUENCE = 2
 TRITON_REGISTERS_BASE = {"unified": 72, "sparse": 16}  # `thread_registers`' constant, fitted per Triton kernel
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
@@ -431,9 +432,10 @@ def partitioned_plan(key: ShapeKey, device: DeviceInfo, chosen: Selection) -> tu
     narrower blocks than `chosen`'s. The chunks' launch runs first: if it splits, its merge writes
     every row of `out`, the short sequences' as zeros.
     The host cannot see how many sequences are short (only, from the tokens, where none can be:
-    `short_part_key`): with none, a short launch's programs (one per sequence and KV head,
-    `ops.unified`'s per-sequence grid) all exit: 1.2-1.7 us on the H200 (perf-notes v32 item 6), and
-    a split one's merge programs too (3.3 us in all, v33 item 1)."""
+    `short_part_key`): with none, a short launch's programs (`ops.unified`'s per-sequence grid) all
+    exit: 1.2-1.7 us on the H200 (perf-notes v32 item 6), and a split one's merge programs too (3.3
+    us in all, v33 item 1; 9-16 us for a split launch of 8 rows per sequence beside 68 sequences at a
+    group of 4, v36 item 1)."""
     short_key = short_part_key(key)
     return partition(key, chosen, None if short_key is None else
                      short_launches(short_key, short_selection(short_key, device), device))
