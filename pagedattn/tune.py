@@ -13,9 +13,9 @@ alone under `select.short_part_key` and checked on those sequences' rows (candid
 Triton kernel are pruned: the Gluon kernels take no query-length range; a split one's merge writes
 only those rows), each candidate with the second short launch it implies where its blocks would run
 a sequence of VERIFY_MAX_QUERIES queries in more than `select.SHORT_BLOCKS_PER_SEQUENCE` blocks
-(`select.short_launches`; that launch's profile is the rules', not tuned); then the call, each candidate timed as a call with it in the table runs: with the short
-launches of the short launch's tuned profile where `select.partition` splits the call, else in one
-launch (`planned_call`).
+(`select.short_launches`; that launch's profile is the rules', not tuned); then the call, each
+candidate timed as a call with it in the table runs: with the short launches of the short launch's
+tuned profile where `select.partition` splits the call, else in one launch (`planned_call`).
 
 Search: the full space (block_m x tile_n x num_splits x num_warps x num_stages x kv_major x
 addresses_ahead x warpgroup_mma x shared_exchange x keys_as_rows) has ~5,400 points per bucket, hours of GPU time

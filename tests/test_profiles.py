@@ -737,9 +737,12 @@ def test_code_tokens_are_the_same_on_every_python():
 # ----------------------------------------------------------------------------- partitioned plan
 
 
-def mixed_key(num_seqs=68, num_tokens=4720, max_seqlen_q=2048, kv_dtype="bf16", kv_len=16384, num_kv_heads=8) -> ShapeKey:
-    """The mixed-batch workload's 32q/8kv D=128 shape: 4 prefill chunks, 48 decode and 16 verify sequences."""
-    return api.unified_shape_key(_meta(num_tokens, 32, 128), _meta(64, 16, num_kv_heads, 128, dtype=TORCH_KV[kv_dtype]),
+def mixed_key(num_seqs=68, num_tokens=4720, max_seqlen_q=2048, kv_dtype="bf16", kv_len=16384,
+              num_kv_heads=8) -> ShapeKey:
+    """The mixed-batch workload's 32q/8kv D=128 shape (or 32q/`num_kv_heads`): 4 prefill chunks, 48 decode and
+    16 verify sequences."""
+    return api.unified_shape_key(_meta(num_tokens, 32, 128),
+                                 _meta(64, 16, num_kv_heads, 128, dtype=TORCH_KV[kv_dtype]),
                                  _meta(num_seqs, 1024, dtype=torch.int32), max_seqlen_q, kv_len)
 
 

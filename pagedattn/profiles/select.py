@@ -408,8 +408,8 @@ def short_part_key(key: ShapeKey) -> ShapeKey | None:
     decode tokens, and its tuned entries must not serve verify calls); None for a call that is not
     partitioned: also where the call's tokens prove that no sequence has VERIFY_MAX_QUERIES queries
     or fewer (with one, the tokens are at most the other sequences' max_seqlen_q each plus
-    VERIFY_MAX_QUERIES; a dense prefill batch of equal chunks has more). The tuner tunes that launch alone under this key (`pagedattn tune` on a mixed
-    batch)."""
+    VERIFY_MAX_QUERIES; a dense prefill batch of equal chunks has more). The tuner tunes that launch
+    alone under this key (`pagedattn tune` on a mixed batch)."""
     if key.kernel != "unified" or key.query_class != "prefill" or key.num_seqs < 2 or \
             key.num_tokens > (key.num_seqs - 1) * key.max_seqlen_q + VERIFY_MAX_QUERIES:
         return None
