@@ -3,7 +3,8 @@ float64 reference, then all variants timed alternately (graph timing over the ro
 `runs` rounds, so that a drift of the GPU's clock spreads over all of them), min per variant.
 A variant is a callable (kwargs of one input set, output tensor) -> None; `unified_variant` makes one
 from a unified kernel's launcher and a profile; `time_unified_case` runs `check_and_time` on a bench case
-and records its row; `checked_output` is the check alone, `record_check` records it; `sustained` replays a
+and records its row; `checked_and_timed` runs it on a unified call's variants and reports failed
+checks; `checked_output` is the check alone, `record_check` records it; `sustained` replays a
 call back to back for seconds, for power and clock logs (v29 parts_power.py, power_cases.py; v30)."""
 import json
 import time
@@ -51,6 +52,18 @@ def check_and_time(variants: dict, sets: list, expected: torch.Tensor, runs: int
             times[name].append(time_calls([lambda s=s, fn=fn, o=torch.empty_like(s.kwargs["q"]): fn(s.kwargs, o)
                                            for s in sets]))
     return {"ms": {name: min(t) for name, t in times.items()}, "ms_all": times, "rel_l2_nan": checks}
+
+
+def checked_and_timed(label: str, variants: dict, sets: list, rows, runs: int):
+    """(checks {name: {"rel_l2", "nan"}} on `rows`, min ms per variant, every round's ms) of unified
+    `variants` on `sets` (`check_and_time` against the float64 reference of sets[0]); a NaN or a rel-L2 of
+    1e-2 or more is printed with `label`."""
+    timed = check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs), runs, rows)
+    checks = {name: {"rel_l2": err, "nan": nan} for name, (err, nan) in timed["rel_l2_nan"].items()}
+    for name, check in checks.items():
+        if check["nan"] or not check["rel_l2"] < 1e-2:
+            print("FAIL", label, name, check, flush=True)
+    return checks, timed["ms"], timed["ms_all"]
 
 
 def unified_variant(launch, profile):

@@ -15,7 +15,8 @@ from pagedattn.bench import _input_sets
 from pagedattn.device import DeviceInfo
 from pagedattn.profiles import select
 from pagedattn.profiles.types import LaunchProfile
-from rows32_ab import DEV, FORMS, cases, checked_and_timed, plan_call, short_rows
+from rows32_ab import DEV, FORMS, cases, plan_call, short_rows
+from ab_probe import checked_and_timed
 
 call1 = {row["case"]: row["profiles"] for row in map(json.loads, open(sys.argv[1]))}
 device = DeviceInfo.current()

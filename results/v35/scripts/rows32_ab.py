@@ -16,9 +16,9 @@ import json
 import sys
 
 sys.path.insert(0, "scripts")
-from ab_probe import check_and_time  # noqa: E402
+from ab_probe import checked_and_timed  # noqa: E402
 import torch  # noqa: E402
-from pagedattn import api, reference, tune  # noqa: E402
+from pagedattn import api, tune  # noqa: E402
 from pagedattn.bench import _input_sets  # noqa: E402
 from pagedattn.device import DeviceInfo  # noqa: E402
 from pagedattn.profiles import select  # noqa: E402
@@ -56,17 +56,6 @@ def short_rows(shape) -> torch.Tensor:
     """The output rows of `shape`'s sequences of at most VERIFY_MAX_QUERIES queries (a short launch's)."""
     return torch.repeat_interleave(torch.tensor([n <= VERIFY_MAX_QUERIES for n in shape.query_lens]),
                                    torch.tensor(shape.query_lens)).to(DEV)
-
-
-def checked_and_timed(label, variants, sets, rows, runs):
-    """(checks {name: {"rel_l2", "nan"}} on `rows`, min ms per variant, every round's ms) of `variants` on
-    `sets` (`ab_probe.check_and_time` against float64); a NaN or a rel-L2 of 1e-2 or more is printed."""
-    timed = check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs), runs, rows)
-    checks = {name: {"rel_l2": err, "nan": nan} for name, (err, nan) in timed["rel_l2_nan"].items()}
-    for name, check in checks.items():
-        if check["nan"] or not check["rel_l2"] < 1e-2:
-            print("FAIL", label, name, check, flush=True)
-    return checks, timed["ms"], timed["ms_all"]
 
 
 def plan_call(profile):

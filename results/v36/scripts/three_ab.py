@@ -16,9 +16,9 @@ import json
 import sys
 
 sys.path.insert(0, "scripts")
-from ab_probe import check_and_time  # noqa: E402
+from ab_probe import checked_and_timed  # noqa: E402
 import torch  # noqa: E402
-from pagedattn import api, reference  # noqa: E402
+from pagedattn import api  # noqa: E402
 from pagedattn.bench import _input_sets  # noqa: E402
 from pagedattn.device import KNOWN_DEVICES, DeviceInfo  # noqa: E402
 from pagedattn.profiles import select  # noqa: E402
@@ -79,14 +79,9 @@ def main(out_path):
             if untuned != dispatch:
                 plans |= {"v35 untuned": joined(untuned), "v36 untuned": untuned}
             variants = {name: (lambda kw, out, p=p: api.launch_unified_plan(p, out=out, **kw)) for name, p in plans.items()}
-            timed = check_and_time(variants, sets, reference.unified_attention(**kw0), 1 if TINY else 3)
-            checks = {name: {"rel_l2": err, "nan": nan} for name, (err, nan) in timed["rel_l2_nan"].items()}
-            for name, check in checks.items():
-                if check["nan"] or not check["rel_l2"] < 1e-2:
-                    print("FAIL", case.label, name, check, flush=True)
-            ms = timed["ms"]
+            checks, ms, times = checked_and_timed(case.label, variants, sets, None, 1 if TINY else 3)
             row = {"case": case.label, "plans": {n: described(p) for n, p in plans.items()}, "ms": ms,
-                   "ms_all": timed["ms_all"], "checks": checks,
+                   "ms_all": times, "checks": checks,
                    "ratios": {kind: ms[f"v36 {kind}"] / ms[f"v35 {kind}"] for kind in ("dispatch", "untuned")
                               if f"v36 {kind}" in ms}}
             print(json.dumps({k: row[k] for k in ("case", "plans", "ms", "ratios")}), flush=True)
