@@ -448,6 +448,7 @@ def short_selection(short_key: ShapeKey, device: DeviceInfo) -> Selection:
     return segmented_short(select_profile(short_key, device), short_key)
 
 
+@tables.remembered_until_clear_cache
 def short_launches(short_key: ShapeKey, short: Selection, device: DeviceInfo) -> tuple[PlannedLaunch, ...]:
     """The launches of a mixed batch's short sequences, given the short launch's selection `short`.
     One, over every sequence of at most VERIFY_MAX_QUERIES queries, where `short`'s blocks hold them
@@ -459,7 +460,8 @@ def short_launches(short_key: ShapeKey, short: Selection, device: DeviceInfo) ->
     the rules' selection for a verify call of VERIFY_MAX_QUERIES queries over the same sequences
     (`short_verify_key`; the verify rows' blocks, the best form on those launches), cut into
     segments as an untuned short launch is, where it runs the Triton kernel on blocks that hold more
-    queries than `short`'s (v36 item 1). The tuner times a short launch's candidates with it."""
+    queries than `short`'s (v36 item 1). The tuner times a short launch's candidates with it, on every
+    call of its timing loop, so the answer is remembered."""
     group = short_key.group
     upto = min(VERIFY_MAX_QUERIES, SHORT_BLOCKS_PER_SEQUENCE * short.profile.block_q(group))
     if short.profile.kernel == "triton" and upto < VERIFY_MAX_QUERIES:
