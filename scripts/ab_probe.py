@@ -75,13 +75,14 @@ def unified_variant(launch, profile):
     return call
 
 
-def time_unified_case(case, variants: dict, f) -> dict:
+def time_unified_case(case, variants: dict, f, runs: int = 3) -> dict:
     """`check_and_time` of `variants` on a unified bench case's rotated input sets (the bench's
-    `_input_sets`) against its float64 reference. The row (label, bytes moved, times, checks) is
-    printed without its per-round times and written to `f` as a JSON line; the inputs are freed."""
+    `_input_sets`) against its float64 reference, min of `runs` rounds. The row (label, bytes moved,
+    times, checks) is printed without its per-round times and written to `f` as a JSON line; the
+    inputs are freed."""
     sets = _input_sets(case, "cuda")
     row = {"case": case.label, "bytes": sets[0].bytes_moved,
-           **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs))}
+           **check_and_time(variants, sets, reference.unified_attention(**sets[0].kwargs), runs)}
     print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)
     f.write(json.dumps(row) + "\n")
     del sets

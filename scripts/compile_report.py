@@ -37,6 +37,8 @@ from pagedattn.ops.sparse_keys_rows import keys_rows_constants, sparse_keys_rows
 from pagedattn.ops.unified import unified_attention_kernel  # noqa: E402
 from pagedattn.ops.unified_keys_rows import unified_keys_rows_kernel  # noqa: E402
 from pagedattn.ops.verify_wgmma import verify_wgmma_kernel  # noqa: E402
+from pagedattn.device import KNOWN_DEVICES  # noqa: E402
+from pagedattn.profiles.select import keys_rows_register_cap  # noqa: E402
 from pagedattn.profiles.types import LaunchProfile  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)  # reassign to build for another GPU (e.g. GPUTarget("cuda", 100, 32))
@@ -148,7 +150,8 @@ def compile_unified_keys_rows(q: str, group: int, head: int, page: int, profile:
     const.update(NUM_Q_HEADS=group, GROUP=group, HN=profile.block_m, D=head, PAGE=page, TILE_N=profile.tile_n,
                  STAGES=profile.num_stages, SPLIT=split, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
                  MULTI_BLOCK=multi_block)
-    return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
+    return _compile(unified_keys_rows_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass,
+                    maxnreg=keys_rows_register_cap(profile, head, KNOWN_DEVICES["NVIDIA_H200"]))
 
 
 def compile_merge(splits: int, heads: int, head: int, sass: bool = False):
@@ -162,14 +165,17 @@ def compile_merge(splits: int, heads: int, head: int, sass: bool = False):
     return _compile(merge_splits_kernel, sig, const, warps, 1, sass=sass)
 
 
-def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource, sass: bool = False) -> dict:
+def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSource, sass: bool = False,
+             maxnreg: int | None = None) -> dict:
     """Build for sm90 and report; `source` is the front end (`ASTSource`, or Gluon's for a Gluon
-    kernel); `sass`: the report keeps the SASS text too. Strides and pointers are declared
-    16-divisible, as Triton specialises them at launch."""
+    kernel); `sass`: the report keeps the SASS text too; `maxnreg`: ptxas' register cap, as the
+    launcher passes it. Strides and pointers are declared 16-divisible, as Triton specialises them
+    at launch."""
     divisible = [i for i, n in enumerate(kernel.arg_names) if n.startswith("stride") or n.endswith("_ptr")]
     attrs = {(i,): [["tt.divisibility", 16]] for i in divisible if sig[kernel.arg_names[i]] != "constexpr"}
     src = source(fn=kernel, signature=sig, constexprs=const, attrs=attrs)
-    compiled = triton.compile(src, target=TARGET, options={"num_warps": num_warps, "num_stages": num_stages})
+    options = {"num_warps": num_warps, "num_stages": num_stages} | ({"maxnreg": maxnreg} if maxnreg else {})
+    compiled = triton.compile(src, target=TARGET, options=options)
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(compiled.asm["cubin"])
         f.flush()

@@ -378,6 +378,26 @@ def test_the_triton_kernels_single_long_request_splits_fill_one_wave():
     assert chosen.num_splits == 32
 
 
+@pytest.mark.parametrize("tile_n,block_m,stages", [(t, m, st) for t, top in select.UNIFIED_KEYS_ROWS_MAX_M.items()
+                                                   for m in (16, 32, 64) if m <= top for st in (2, 3, 4)])
+def test_keys_rows_register_cap_keeps_the_programs_shared_memory_allows(tile_n, block_m, stages):
+    """The unified keys-as-rows builds' register cap (ptxas' maxnreg): where set, as many programs as
+    shared memory lets share an SM fit its 64K registers at the cap, and one more would not; the
+    16-row one-warpgroup form at 2 stages (three programs) is the one capped, at 168 (perf-notes v37
+    item 1: it built at 174, two programs' worth, once its tile addressing no longer used the tile's
+    index); elsewhere shared memory already holds the programs to what 255 registers allow."""
+    profile = LaunchProfile(block_m, tile_n, 2, select.UNIFIED_KEYS_ROWS_FORMS[tile_n], stages, keys_as_rows=True)
+    cap = select.keys_rows_register_cap(profile, 256, H200)
+    by_smem = min(4, H200.smem_per_block // select.unified_keys_rows_smem(profile, 256))
+    threads = 32 * profile.num_warps
+    assert (cap is not None) == ((tile_n, block_m, stages) == (64, 16, 2))
+    if cap is not None:
+        assert cap == 168 and cap % 8 == 0 and by_smem == 3
+        assert by_smem * threads * cap <= 65536 < by_smem * threads * (cap + 8)
+    else:
+        assert by_smem * threads * 256 <= 65536
+
+
 # ----------------------------------------------------------------------------- tuned tables
 
 

@@ -54,9 +54,13 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 256 x block_m / threads: 64 at the most); more rows than that run in several blocks.
   tile_n        keys per step, 16 per warp (each warp's rows of S^T): 128 with num_warps = 8 (two
                 warpgroups split the keys for the scores and O^T's head dimension) or 64 with
-                num_warps = 4 (one warpgroup does both: at 16 packed rows 162 registers and 76 KB,
+                num_warps = 4 (one warpgroup does both: at 16 packed rows 168 registers and 76 KB,
                 so three programs share an SM, each with its own barriers; perf-notes v19 item 1:
                 6-11 % less time than 128 keys on FP8 batch decode at 32,768 keys).
+  registers     the build's cap (ptxas' maxnreg, `select.keys_rows_register_cap`): where shared memory
+                lets more programs share an SM than the uncapped build's registers would, registers
+                are capped to hold them: 168 for the 16-row one-warpgroup form at 2 stages (174
+                uncapped since v37's tile addressing; no spill at 168).
   head size 256 O^T's even and odd halves (128 rows each).
   num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
                 stages x tile_n x 256 x 2 (K, V) + stages x tile_n (usable keys) + tile_n x block_m x
@@ -73,6 +77,8 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, warpgroup_mma, warpgroup_mma_wait
 
+from ..device import DeviceInfo
+from ..profiles.select import keys_rows_register_cap
 from ..profiles.types import LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
 from .gluon_common import any_warp_voted, fp8_pairs_to_fp16, interleaved_rows, load_scale, scaled_halves, warp_votes
@@ -280,6 +286,7 @@ def launch_unified_keys_rows(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, b
         TILE_N=profile.tile_n, STAGES=profile.num_stages, SPLIT=splits > 1,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         MULTI_BLOCK=q_blocks > 1, num_warps=profile.num_warps,
+        maxnreg=keys_rows_register_cap(profile, head, DeviceInfo.current(q.device.index)),
     )
     if splits > 1:
         launch_merge(part, lse, out)

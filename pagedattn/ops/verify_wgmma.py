@@ -35,9 +35,12 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
   BLOCK_M = 64  one warpgroup's wgmma height; fixed, so GROUP x max_seqlen_q above 64 runs in
                 several query blocks per sequence (each reads the sequence's K/V, mostly from L2
                 when the blocks of a segment run together).
-  TILE_N        keys per tile: the N of Q.K^T and the K of P.V. 16 keeps registers at ~210 (two
+  TILE_N        keys per tile: the N of Q.K^T and the K of P.V. 16 keeps registers at ~240 (two
                 programs per SM); 32 doubles the score registers and the ring's bytes (8-12 %
-                slower on the H200).
+                slower on the H200). Where it is a multiple of the page size, a tile's page slots
+                and table indices are computed without its index (`_tile_pages`, `_issue_tile`;
+                shared with ops/unified_keys_rows.py): 3 % fewer loop instructions here, 0.98-0.99x
+                the BF16 MTP time on the H200 (perf-notes v37 item 1).
   num_stages    depth of the K/V ring (>= 3: two tiles per loop step are consumed while the next
                 copies land). Shared memory = (64 x head x 2: Q, or its two e4m3 tiles) + 2 x
                 stages x TILE_N x head x (bytes per K/V value) + one byte per ring key, + 3 x
@@ -72,10 +75,10 @@ BATCH_SIZED_ARGS = ["num_tokens", "max_blocks", "stride_table"]
 
 
 @gluon.jit
-def _pages(table_row, pos, in_range, max_blocks, num_blocks, PAGE: gl.constexpr):
-    """(physical page, usable) of key positions `pos`: entries past the table's width and page ids
-    outside [0, num_blocks) are not usable (their copies are masked, so the page id is not clamped)."""
-    page = pos // PAGE
+def _table_entries(table_row, page, in_range, max_blocks, num_blocks):
+    """(physical page, usable) of a sequence's pages `page` (its table row's indices; not read where
+    in_range is false): entries past the table's width and page ids outside [0, num_blocks) are not
+    usable (their copies are masked, so the page id is not clamped)."""
     phys = gl.load(table_row + page, mask=in_range & (page < max_blocks), other=-1)
     return phys, in_range & (phys >= 0) & (phys < num_blocks)
 
@@ -84,8 +87,13 @@ def _pages(table_row, pos, in_range, max_blocks, num_blocks, PAGE: gl.constexpr)
 def _tile_pages(table_row, t, tile_hi, kv_len, max_blocks, num_blocks, TILE_N: gl.constexpr, PAGE: gl.constexpr,
                 COPY: gl.constexpr):
     """(physical page, usable) of tile t's keys (not usable: past the sequence or the segment)."""
-    pos = t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
-    return _pages(table_row, pos, (pos < kv_len) & (t < tile_hi), max_blocks, num_blocks, PAGE)
+    offs = gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
+    pos = t * TILE_N + offs
+    if TILE_N % PAGE == 0:  # t >= 0: the compiler cannot take t out of (t * TILE_N + offs) // PAGE itself
+        page = t * (TILE_N // PAGE) + offs // PAGE
+    else:
+        page = pos // PAGE
+    return _table_entries(table_row, page, (pos < kv_len) & (t < tile_hi), max_blocks, num_blocks)
 
 
 @gluon.jit
@@ -95,7 +103,10 @@ def _issue_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, phys, ok, t, k_head, 
     """cp.async of tile t's K and V rows (pages `phys`, usable `ok`: `_tile_pages`) into ring slot
     t % STAGES, and which of its keys are usable into the same slot of a byte ring (the softmax reads
     it there instead of the page table again); unusable keys are zero-filled without a read."""
-    slot = (t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))) % PAGE
+    if TILE_N % PAGE == 0:  # tiles start on page boundaries: the slots do not depend on t (perf-notes v37 item 1)
+        slot = gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY)) % PAGE
+    else:
+        slot = (t * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))) % PAGE
     phys = phys.to(gl.int64)
     cols = gl.arange(0, D, layout=gl.SliceLayout(0, COPY))
     k_rows = phys * stride_k_block + slot * stride_k_slot + k_head

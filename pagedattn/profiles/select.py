@@ -75,6 +75,7 @@ SHORT_SEGMENT_KEYS = 4096
 # block than in two 16-row ones
 SHORT_BLOCKS_PER_SEQUENCE = 2
 TRITON_REGISTERS_BASE = {"unified": 72, "sparse": 16}  # `thread_registers`' constant, fitted per Triton kernel
+REGISTERS_PER_SM = 65536  # an NVIDIA SM's (sm80 and later), allocated per warp in steps of 8 per thread
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
 
@@ -122,9 +123,7 @@ def smem_bytes(profile: LaunchProfile, key: ShapeKey) -> int:
     64 keys, 2 stages (three programs per SM)."""
     head_pad = next_pow2(key.head_size)
     if profile.keys_as_rows and key.kernel == "unified":
-        ring = profile.num_stages * profile.tile_n
-        return 2 * profile.block_m * head_pad + 2 * ring * head_pad + ring + \
-            profile.tile_n * profile.block_m * 2 + 4 * profile.num_warps * (32 + profile.block_m)
+        return unified_keys_rows_smem(profile, head_pad)
     if profile.keys_as_rows:
         heads = max(8, next_pow2(key.group))
         ring = profile.num_stages * KEYS_ROWS_TILE
@@ -268,6 +267,25 @@ def unfit_reason(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> s
     return None
 
 
+def unified_keys_rows_smem(profile: LaunchProfile, head_pad: int) -> int:
+    """`smem_bytes` of the unified keys-as-rows kernel, which allocates exactly this (`smem_bytes` says what)."""
+    ring = profile.num_stages * profile.tile_n
+    return 2 * profile.block_m * head_pad + 2 * ring * head_pad + ring + profile.tile_n * profile.block_m * 2 + \
+        4 * profile.num_warps * (32 + profile.block_m)
+
+
+def keys_rows_register_cap(profile: LaunchProfile, head_size: int, device: DeviceInfo) -> int | None:
+    """The register cap per thread (ptxas' maxnreg) of the unified keys-as-rows kernel's build of `profile`:
+    the most registers at which as many programs share an SM as its shared memory lets (at most 4, as
+    `program_slots` counts them), where that is under ptxas' own 255; None elsewhere. The 16-row
+    one-warpgroup form (76,672 B at 2 stages: three programs) built at 174 registers once a tile's slots
+    and page indices no longer depended on its index (two programs' worth) and builds at 168 with this
+    cap, without a spill (perf-notes v37 item 1); the other forms' caps are 255 or more."""
+    programs = max(1, min(device.smem_per_block // unified_keys_rows_smem(profile, next_pow2(head_size)), 4))
+    cap = REGISTERS_PER_SM // (32 * profile.num_warps * programs) // 8 * 8
+    return cap if cap < 255 else None
+
+
 def thread_registers(profile: LaunchProfile, key: ShapeKey) -> int:
     """Registers a thread of `profile`'s kernel holds, estimated (ptxas caps a thread at 255 and
     spills the rest). The Gluon kernels: the fp32 accumulator and scores + 64. The Triton kernels
@@ -293,7 +311,7 @@ def program_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> 
     """Programs the device runs at once: SMs x resident programs (shared memory / registers bound;
     registers are allocated per warp in steps of 8 per thread, 65,536 per SM)."""
     by_smem = device.smem_per_block // max(1, smem_bytes(profile, key))
-    by_regs = 65536 // (32 * profile.num_warps * cdiv(thread_registers(profile, key), 8) * 8)
+    by_regs = REGISTERS_PER_SM // (32 * profile.num_warps * cdiv(thread_registers(profile, key), 8) * 8)
     return device.num_sms * max(1, min(by_smem, by_regs, 4))
 
 
