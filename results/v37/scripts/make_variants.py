@@ -20,6 +20,9 @@ ukr_scores_ahead_chunks_addressing.py: both changes.
 Call 2's, from the working tree (the addressing in the library): ukr_scores_first.py, a step's Q.K^T issued before the
 next tile's copies and page-table read; vw_before.py and ukr_before.py, CALL1_TREE's ops/verify_wgmma.py and
 ops/unified_keys_rows.py (both kernels before item 1).
+Call 5's, from commit 17a3894 (item 1 in the library): vw_bounds.py and ukr_bounds.py, a tile's usable rows by one
+compare per row against one bound, the page id's range by one unsigned compare; vw_now.py and ukr_now.py, that
+commit's kernels unchanged.
 Usage: make_variants.py (from the repository root)"""
 import sys
 from pathlib import Path
@@ -255,6 +258,16 @@ SCORES_FIRST_NEW = """        gl.thread_barrier()  # tile t landed for every war
         pages = gl.where(ok, phys, -1)
 """
 
+# call 5: vw_bounds.py, 17a3894's ops/verify_wgmma.py with a tile's usable rows tested by one compare per row against
+# the least of the sequence's length, the segment's end and the table's width (scalars, hoisted out of the loop) and
+# the page id's range by one unsigned compare; ukr_bounds.py imports it
+CALL5_TREE = "17a3894"
+BOUNDS_OLD = """    return _table_entries(table_row, page, (pos < kv_len) & (t < tile_hi), max_blocks, num_blocks)"""
+BOUNDS_NEW = """    end = gl.minimum(gl.minimum(kv_len, tile_hi * TILE_N), max_blocks * PAGE)  # keys past it are not usable
+    in_range = pos < end
+    phys = gl.load(table_row + page, mask=in_range, other=-1)
+    return phys, in_range & (phys.to(gl.uint32, bitcast=True) < num_blocks.to(gl.uint32, bitcast=True))"""
+
 
 def cut_loop(text: str) -> str:
     """The library's KV loop (from its `for` to the wait after it) replaced by LOOP_NEW."""
@@ -283,5 +296,17 @@ def main() -> None:
                                                       (SCORES_FIRST_OLD, SCORES_FIRST_NEW)))
 
 
+def call5() -> None:
+    """Call 5's probes, from the tree of commit 17a3894 (item 1 in the library): vw_bounds.py / ukr_bounds.py, and
+    vw_now.py / ukr_now.py, that tree's kernels as they are."""
+    helpers = absolute_imports(git_show(f"{CALL5_TREE}:{HELPERS_LIBRARY}"))
+    library = absolute_imports(git_show(f"{CALL5_TREE}:{LIBRARY}"))
+    (OUT / "vw_now.py").write_text(helpers)
+    (OUT / "ukr_now.py").write_text(replaced(library, (HELPERS_IMPORT, "from vw_now import (")))
+    (OUT / "vw_bounds.py").write_text(replaced(helpers, (BOUNDS_OLD, BOUNDS_NEW)))
+    (OUT / "ukr_bounds.py").write_text(replaced(library, (HELPERS_IMPORT, "from vw_bounds import (")))
+
+
 if __name__ == "__main__":
     main()
+    call5()
