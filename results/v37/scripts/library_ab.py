@@ -7,7 +7,8 @@ MTP verify on the wgmma kernel (`ab_probe.time_unified_case`: NaN-prefilled outp
 alternated graph timing, min of 7 rounds).
 Call 5 (`--bounds`): the library of commit 17a3894 (build/v37 ukr_now.py, vw_now.py) against its bounds probes
 (ukr_bounds.py, vw_bounds.py: a tile's usable rows by one compare per row against one bound).
-Usage: library_ab.py OUT.jsonl [--bounds]"""
+Call 6 (`--only TEXT`): the cases whose label contains TEXT alone.
+Usage: library_ab.py OUT.jsonl [--bounds] [--only TEXT]"""
 import sys
 
 sys.path.insert(0, "scripts")
@@ -49,7 +50,8 @@ if __name__ == "__main__":
         for name in ("long-request", "mtp-verify"):
             for case in workloads.get_workload(name).cases:
                 chosen = launchers(case.label, "--bounds" in sys.argv)
-                if chosen:
+                only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+                if chosen and only in case.label:
                     profile = previous_profiles(case_shape_key(case), "NVIDIA_H200")[0]
                     time_unified_case(case, {k: unified_variant(launch, profile) for k, launch in chosen.items()}, f,
                                       runs=7)
