@@ -268,6 +268,21 @@ BOUNDS_NEW = """    end = gl.minimum(gl.minimum(kv_len, tile_hi * TILE_N), max_b
     phys = gl.load(table_row + page, mask=in_range, other=-1)
     return phys, in_range & (phys.to(gl.uint32, bitcast=True) < num_blocks.to(gl.uint32, bitcast=True))"""
 
+# ukr_bounds_early.py (not run; offline SASS only, perf-notes v37 item 4): ukr_bounds.py with the next step's page-table
+# entries read before this step's copies are issued, in the source as the library's build issues them in SASS
+EARLY_OLD = """        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages, pages >= 0, t + STAGES - 1, k_head, v_head,
+                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+                    SAME_STRIDES, COPY)
+        phys, ok = _tile_pages(table_row, t + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        pages = gl.where(ok, phys, -1)
+"""
+EARLY_NEW = """        phys, ok = _tile_pages(table_row, t + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages, pages >= 0, t + STAGES - 1, k_head, v_head,
+                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
+                    SAME_STRIDES, COPY)
+        pages = gl.where(ok, phys, -1)
+"""
+
 
 def cut_loop(text: str) -> str:
     """The library's KV loop (from its `for` to the wait after it) replaced by LOOP_NEW."""
@@ -305,6 +320,8 @@ def call5() -> None:
     (OUT / "ukr_now.py").write_text(replaced(library, (HELPERS_IMPORT, "from vw_now import (")))
     (OUT / "vw_bounds.py").write_text(replaced(helpers, (BOUNDS_OLD, BOUNDS_NEW)))
     (OUT / "ukr_bounds.py").write_text(replaced(library, (HELPERS_IMPORT, "from vw_bounds import (")))
+    (OUT / "ukr_bounds_early.py").write_text(replaced(library, (HELPERS_IMPORT, "from vw_bounds import ("),
+                                                      (EARLY_OLD, EARLY_NEW)))
 
 
 if __name__ == "__main__":
