@@ -388,7 +388,7 @@ def test_keys_rows_register_cap_keeps_the_programs_shared_memory_allows(tile_n, 
     index); elsewhere shared memory already holds the programs to what 255 registers allow."""
     profile = LaunchProfile(block_m, tile_n, 2, select.UNIFIED_KEYS_ROWS_FORMS[tile_n], stages, keys_as_rows=True)
     cap = select.keys_rows_register_cap(profile, 256, H200)
-    by_smem = min(4, H200.smem_per_block // select.unified_keys_rows_smem(profile, 256))
+    by_smem = min(select.MAX_PROGRAMS_PER_SM, H200.smem_per_block // select.unified_keys_rows_smem(profile, 256))
     threads = 32 * profile.num_warps
     assert (cap is not None) == ((tile_n, block_m, stages) == (64, 16, 2))
     if cap is not None:

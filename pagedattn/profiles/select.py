@@ -76,6 +76,7 @@ SHORT_SEGMENT_KEYS = 4096
 SHORT_BLOCKS_PER_SEQUENCE = 2
 TRITON_REGISTERS_BASE = {"unified": 72, "sparse": 16}  # `thread_registers`' constant, fitted per Triton kernel
 REGISTERS_PER_SM = 65536  # an NVIDIA SM's (sm80 and later), allocated per warp in steps of 8 per thread
+MAX_PROGRAMS_PER_SM = 4  # the most resident programs `program_slots` (and so the split rules) count per SM
 MAX_ACC_REGISTERS = 192  # accumulator + score registers per thread past which Triton spills in the loop (sm90 SASS: 144 did not)
 
 
@@ -276,12 +277,14 @@ def unified_keys_rows_smem(profile: LaunchProfile, head_pad: int) -> int:
 
 def keys_rows_register_cap(profile: LaunchProfile, head_size: int, device: DeviceInfo) -> int | None:
     """The register cap per thread (ptxas' maxnreg) of the unified keys-as-rows kernel's build of `profile`:
-    the most registers at which as many programs share an SM as its shared memory lets (at most 4, as
-    `program_slots` counts them), where that is under ptxas' own 255; None elsewhere. The 16-row
-    one-warpgroup form (76,672 B at 2 stages: three programs) built at 174 registers once a tile's slots
-    and page indices no longer depended on its index (two programs' worth) and builds at 168 with this
-    cap, without a spill (perf-notes v37 item 1); the other forms' caps are 255 or more."""
-    programs = max(1, min(device.smem_per_block // unified_keys_rows_smem(profile, next_pow2(head_size)), 4))
+    the most registers at which as many programs share an SM as its shared memory lets (at most
+    MAX_PROGRAMS_PER_SM, as `program_slots` counts them), where that is under ptxas' own 255; None
+    elsewhere. The 16-row one-warpgroup form (76,672 B at 2 stages: three programs) built at 174
+    registers once a tile's slots and page indices no longer depended on its index (two programs'
+    worth) and builds at 168 with this cap, without a spill (perf-notes v37 item 1); the other forms'
+    caps are 255 or more."""
+    by_smem = device.smem_per_block // unified_keys_rows_smem(profile, next_pow2(head_size))
+    programs = max(1, min(by_smem, MAX_PROGRAMS_PER_SM))
     cap = REGISTERS_PER_SM // (32 * profile.num_warps * programs) // 8 * 8
     return cap if cap < 255 else None
 
@@ -312,7 +315,7 @@ def program_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> 
     registers are allocated per warp in steps of 8 per thread, 65,536 per SM)."""
     by_smem = device.smem_per_block // max(1, smem_bytes(profile, key))
     by_regs = REGISTERS_PER_SM // (32 * profile.num_warps * cdiv(thread_registers(profile, key), 8) * 8)
-    return device.num_sms * max(1, min(by_smem, by_regs, 4))
+    return device.num_sms * max(1, min(by_smem, by_regs, MAX_PROGRAMS_PER_SM))
 
 
 WAVE_SLACK = 0.85  # a split count within this fraction of the best wave efficiency is as good
