@@ -100,14 +100,14 @@ def compile_unified(q: str, kv: str, group: int, head: int, page: int, profile: 
 
 
 def compile_verify_wgmma(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool,
-                         multi_block: bool = False):
+                         multi_block: bool = False, sass: bool = False):
     ptrs = _pointer_types(q, kv, "unified")
     sig, const = _signature(verify_wgmma_kernel, ptrs, {"scale_log2", "softmax_scale", "k_scale_value", "v_scale_value"},
                             {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=group, GROUP=group, D=head, PAGE=page, TILE_N=profile.tile_n, STAGES=profile.num_stages,
                  SPLIT=split, SAME_STRIDES=True, KV_FP8=kv == "fp8", K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
                  PAGES_AHEAD=profile.addresses_ahead, MULTI_BLOCK=multi_block)
-    return _compile(verify_wgmma_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource)
+    return _compile(verify_wgmma_kernel, sig, const, profile.num_warps, 1, source=GluonASTSource, sass=sass)
 
 
 def compile_sparse(q: str, kv: str, group: int, head: int, page: int, profile: LaunchProfile, split: bool):

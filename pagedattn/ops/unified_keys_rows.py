@@ -170,12 +170,14 @@ def unified_keys_rows_kernel(
     # row sums per pair of keys a thread holds (keys 16w + j and 16w + 8 + j of warp w): half the registers
     l_i = gl.sum(gl.reshape(gl.zeros([TILE_N, HN], gl.float32, S_MMA), [WARPS, 2, TILE_N // WARPS // 2, HN]), axis=1)
     for t in range(tile_lo, tile_hi):
+        # the next step's entries read before the wait: ptxas would issue them after this step's copies,
+        # which cost the 16-row form 5 % (perf-notes v38 item 1)
+        phys, ok = _tile_pages(table_row, t + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
         async_copy.wait_group(STAGES - 2)
         gl.thread_barrier()  # tile t landed for every warp; all are done with tile t - 1's slot and P^T
         _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, pages, pages >= 0, t + STAGES - 1, k_head, v_head,
                     stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
                     SAME_STRIDES, COPY)
-        phys, ok = _tile_pages(table_row, t + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
         pages = gl.where(ok, phys, -1)
         fence_async_shared()
         k_tile = k_ring.index(t % STAGES)

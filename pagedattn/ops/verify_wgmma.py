@@ -75,25 +75,22 @@ BATCH_SIZED_ARGS = ["num_tokens", "max_blocks", "stride_table"]
 
 
 @gluon.jit
-def _table_entries(table_row, page, in_range, max_blocks, num_blocks):
-    """(physical page, usable) of a sequence's pages `page` (its table row's indices; not read where
-    in_range is false): entries past the table's width and page ids outside [0, num_blocks) are not
-    usable (their copies are masked, so the page id is not clamped)."""
-    phys = gl.load(table_row + page, mask=in_range & (page < max_blocks), other=-1)
-    return phys, in_range & (phys >= 0) & (phys < num_blocks)
-
-
-@gluon.jit
 def _tile_pages(table_row, t, tile_hi, kv_len, max_blocks, num_blocks, TILE_N: gl.constexpr, PAGE: gl.constexpr,
                 COPY: gl.constexpr):
-    """(physical page, usable) of tile t's keys (not usable: past the sequence or the segment)."""
+    """(physical page, usable) of tile t's keys. Not usable, and their table entries not read: keys past
+    the sequence, the segment or the table's width; not usable: page ids outside [0, num_blocks) (their
+    copies are masked, so the page id is not clamped). One compare per key against the least of the
+    three bounds (scalars, hoisted out of the loop) and one unsigned compare per page id, instead of
+    three compares and two ANDs per key (perf-notes v37 item 4, v38 item 1)."""
     offs = gl.arange(0, TILE_N, layout=gl.SliceLayout(1, COPY))
     pos = t * TILE_N + offs
     if TILE_N % PAGE == 0:  # t >= 0: the compiler cannot take t out of (t * TILE_N + offs) // PAGE itself
         page = t * (TILE_N // PAGE) + offs // PAGE
     else:
         page = pos // PAGE
-    return _table_entries(table_row, page, (pos < kv_len) & (t < tile_hi), max_blocks, num_blocks)
+    in_range = pos < gl.minimum(gl.minimum(kv_len, tile_hi * TILE_N), max_blocks * PAGE)
+    phys = gl.load(table_row + page, mask=in_range, other=-1)
+    return phys, in_range & (phys.to(gl.uint32, bitcast=True) < num_blocks.to(gl.uint32, bitcast=True))
 
 
 @gluon.jit
