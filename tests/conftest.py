@@ -179,6 +179,18 @@ def poison_past_lengths(kwargs: dict) -> None:
             cache.view(torch.uint8)[last, length % page or page:] = 0xFF
 
 
+def check_pages_past_the_table(shape: UnifiedShape, pages: int, profile, device: str, seed: int) -> None:
+    """`shape`'s call with its block table cut to its first `pages` columns, narrower than its longest
+    sequence needs: the keys past the table's width are absent, as in the reference (the kernels test
+    each key against the table's width, the sequence's length and the segment's end), and every output
+    row is written (NaN-prefilled)."""
+    kwargs = shape.build(device, seed=seed).kwargs
+    assert kwargs["block_table"].shape[1] > pages
+    kwargs["block_table"] = kwargs["block_table"][:, :pages].contiguous()
+    out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]), profile=profile)
+    assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
 def check_nan_bytes_past_lengths(kv_dtype: str, profile) -> None:
     """A unified call with `profile` over sequences whose last pages hold NaN bit patterns past their
     lengths (`poison_past_lengths`; 700, 90 and 33 keys, 4, 1 and 2 queries, 16q/1kv, head size

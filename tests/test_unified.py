@@ -15,7 +15,7 @@ from pagedattn.ops.unified import launch_unified_attention
 from pagedattn.profiles import select
 from pagedattn.profiles.types import VERIFY_MAX_QUERIES
 from pagedattn.workloads import UnifiedShape
-from conftest import assert_close_to_reference, nan_like, plant_rising_scores
+from conftest import assert_close_to_reference, check_pages_past_the_table, nan_like, plant_rising_scores
 
 _seed = iter(range(10_000, 1_000_000))
 
@@ -227,6 +227,13 @@ def test_invalid_pages_are_masked(device, profile, kv_dtype):
     out = pagedattn.unified_attention(**kwargs, out=nan_like(kwargs["q"]),
                                       profile=LaunchProfile.from_dict(profile.to_dict() | {"block_m": 16}))
     assert_close_to_reference(out, reference.unified_attention(**kwargs))
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=PROFILE_IDS)
+def test_pages_past_the_block_table_are_absent(device, profile):
+    """A table of 3 pages for sequences of 70 and 40 keys: keys 48..69 of the first are absent."""
+    check_pages_past_the_table(UnifiedShape((3, 2), (70, 40), 4, 1, 32, 16, kv_dtype="fp8"), 3, profile, device,
+                               next(_seed))
 
 
 def test_every_page_invalid_gives_zero(device):

@@ -22,7 +22,7 @@ from pagedattn.tune import as_keys_as_rows, case_shape_key, sweep_candidates
 from pagedattn.workloads import UnifiedShape
 from conftest import (
     assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_unified_graph_replay, nan_like,
-    check_nan_bytes_past_lengths, plant_one_unified_key_jump, plant_rising_scores,
+    check_nan_bytes_past_lengths, check_pages_past_the_table, plant_one_unified_key_jump, plant_rising_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -283,6 +283,17 @@ def test_unified_keys_rows_masks_invalid_pages(splits, form, q_lens):
     every = kwargs | {"block_table": torch.full_like(table, -1)}
     out = pagedattn.unified_attention(**every, out=nan_like(kwargs["q"]), profile=profile)
     assert torch.count_nonzero(out) == 0 and not out.isnan().any()
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("splits", [1, 4])
+@pytest.mark.parametrize("form,q_lens", [(KEYS_ROWS, (4, 2)), (dataclasses.replace(ONE_WARPGROUP, block_m=32), (2, 1))],
+                         ids=["n128", "n64"])
+def test_unified_keys_rows_pages_past_the_block_table_are_absent(splits, form, q_lens):
+    """30 pages (480 keys) for a sequence of 700: with 4 splits, segments wholly and partly past the table."""
+    check_pages_past_the_table(UnifiedShape(q_lens, (700, 90), 16, 1, 256, 16, kv_dtype="fp8"), 30,
+                               dataclasses.replace(form, num_splits=splits), "cuda", 23)
 
 
 @pytest.mark.gpu

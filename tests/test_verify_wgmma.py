@@ -22,7 +22,7 @@ from pagedattn.tune import as_warpgroup_mma, pipeline_matched, sweep_candidates
 from pagedattn.workloads import UnifiedShape
 from conftest import (
     assert_close_to_reference, check_refused_off_hopper, check_shape_refusal, check_unified_graph_replay, nan_like,
-    check_nan_bytes_past_lengths, padded_rows, plant_rising_scores,
+    check_nan_bytes_past_lengths, check_pages_past_the_table, padded_rows, plant_rising_scores,
 )
 
 H200 = KNOWN_DEVICES["NVIDIA_H200"]
@@ -268,6 +268,17 @@ def test_wgmma_masks_invalid_pages(splits, kv_dtype, ahead, q_lens):
     every = kwargs | {"block_table": torch.full_like(table, -1)}
     out = pagedattn.unified_attention(**every, out=nan_like(kwargs["q"]), profile=profile)
     assert torch.count_nonzero(out) == 0 and not out.isnan().any()
+
+
+@pytest.mark.gpu
+@sm90
+@pytest.mark.parametrize("ahead", [False, True], ids=["pages-in-step", "pages-ahead"])
+@pytest.mark.parametrize("splits", [1, 4])
+@pytest.mark.parametrize("kv_dtype", ["bf16", "fp8"])
+def test_wgmma_pages_past_the_block_table_are_absent(splits, kv_dtype, ahead):
+    """30 pages (480 keys) for a sequence of 700: with 4 splits, segments wholly and partly past the table."""
+    check_pages_past_the_table(UnifiedShape((4, 2), (700, 90), 16, 1, 256, 16, kv_dtype=kv_dtype), 30,
+                               dataclasses.replace(WGMMA, num_splits=splits, addresses_ahead=ahead), "cuda", 23)
 
 
 @pytest.mark.gpu

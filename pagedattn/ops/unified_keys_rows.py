@@ -24,8 +24,10 @@ in ops/sparse_keys_rows.py, and the packed query rows are N:
 K/V tiles are copied with ops/verify_wgmma.py's page addressing (`_tile_pages`, `_issue_tile`),
 each step reading the page-table entries of the tile it will copy next step (carried in registers,
 so the table's L2 read is not waited for between a tile's landing and the next copies: 2-5 % less
-time, perf-notes v16 item 4): page ids outside [0, num_blocks) and entries past the table's width
-are masked, never copied, never attended; a byte per ring key says which keys are usable. KV
+time, perf-notes v16 item 4), at the top of the step, before its wait and barrier (read after them,
+ptxas issued the loads after the step's copies: 1.06x the time at 16 packed rows, perf-notes v38 item
+1): page ids outside [0, num_blocks) and entries past the table's width are masked, never copied,
+never attended; a byte per ring key says which keys are usable. KV
 segments are cut from each sequence's length on the device as in ops/unified.py; segments past a
 sequence's keys write lse = -inf and exit; rows that see no key write 0. The sequence's length is
 read with its query bounds, before the empty-sequence exit, so the three take one round trip; q is

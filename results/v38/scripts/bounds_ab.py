@@ -1,8 +1,8 @@
-"""v38 call 1: build/v38's bounds probes (make_variants.py) against commit 97f0dc6's kernels (ukr_base.py, vw_base.py),
-same profiles (the H200 table's, `previous_profiles`), on the bench cases that run the two Gluon unified kernels: the FP8 long request at
-q=1 and q=4 and FP8 MTP verify on the keys-as-rows kernel (base, one, one_top, uns), BF16 MTP verify on the wgmma
-kernel (base, one, end, uns); `ab_probe.time_unified_case`: NaN-prefilled outputs checked against float64, alternated
-graph timing, min of 7 rounds.
+"""v38 call 1: build/v38's bounds probes (make_variants.py) against commit 97f0dc6's kernels (ukr_base.py,
+vw_base.py), same profiles (the H200 table's, `previous_profiles`), on the bench cases that run the two Gluon
+unified kernels: the FP8 long request at q=1 and q=4 and FP8 MTP verify on the keys-as-rows kernel (base, one,
+one_top, uns), BF16 MTP verify on the wgmma kernel (base, one, end, uns); `ab_probe.time_unified_case`:
+NaN-prefilled outputs checked against float64, alternated graph timing, min of 7 rounds.
 Usage: bounds_ab.py OUT.jsonl"""
 import importlib
 import sys
