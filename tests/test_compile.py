@@ -169,7 +169,7 @@ import json, sys
 sys.path.insert(0, "scripts")
 import compile_report as cr
 from pagedattn.device import KNOWN_DEVICES
-from pagedattn.profiles.select import MAX_PROGRAMS_PER_SM, REGISTERS_PER_SM, smem_bytes
+from pagedattn.profiles.select import MAX_PROGRAMS_PER_SM, programs_by_registers, smem_bytes
 from pagedattn.profiles.types import LaunchProfile, ShapeKey
 rows = []
 smem_per_sm = KNOWN_DEVICES["NVIDIA_H200"].smem_per_block
@@ -184,7 +184,7 @@ for q, group, block_m, tile, stages, split, multi in (
     build = cr.compile_unified_keys_rows(q, group, 256, 16, profile, split, multi_block=multi)
     rows.append(build | {"estimate": smem_bytes(profile, key), "block_m": block_m, "tile": tile, "multi": multi,
                          "by_smem": min(smem_per_sm // build["smem"], MAX_PROGRAMS_PER_SM),
-                         "by_regs": REGISTERS_PER_SM // (32 * profile.num_warps * -(-build["regs"] // 8) * 8)})
+                         "by_regs": programs_by_registers(build["regs"], profile.num_warps)})
 print(json.dumps(rows))
 """
 

@@ -310,11 +310,16 @@ def thread_registers(profile: LaunchProfile, key: ShapeKey) -> int:
     return min(255, regs + TRITON_REGISTERS_BASE[key.kernel])
 
 
+def programs_by_registers(registers: int, num_warps: int) -> int:
+    """Programs of `num_warps` warps at `registers` per thread that an SM's register file holds
+    (registers are allocated per warp in steps of 8 per thread, REGISTERS_PER_SM per SM)."""
+    return REGISTERS_PER_SM // (32 * num_warps * cdiv(registers, 8) * 8)
+
+
 def program_slots(profile: LaunchProfile, key: ShapeKey, device: DeviceInfo) -> int:
-    """Programs the device runs at once: SMs x resident programs (shared memory / registers bound;
-    registers are allocated per warp in steps of 8 per thread, 65,536 per SM)."""
+    """Programs the device runs at once: SMs x resident programs (shared memory / registers bound)."""
     by_smem = device.smem_per_block // max(1, smem_bytes(profile, key))
-    by_regs = REGISTERS_PER_SM // (32 * profile.num_warps * cdiv(thread_registers(profile, key), 8) * 8)
+    by_regs = programs_by_registers(thread_registers(profile, key), profile.num_warps)
     return device.num_sms * max(1, min(by_smem, by_regs, MAX_PROGRAMS_PER_SM))
 
 
