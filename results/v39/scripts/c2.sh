@@ -19,14 +19,14 @@ tune() {  # tune NAME SECONDS ARGS...: one pass, its own results file and report
   step "tune-$name" $((secs + 15)) timeout -s INT $secs python3 -m pagedattn.cli tune --kernel unified --jobs 12 --quiet \
     --results $r/tune-$name.jsonl --report $r/profiles-$name.md "$@" > $r/tune-$name.log 2>&1
 }
-tune mtp 170 --workload mtp-verify long-request --max-candidates 8 \
+tune mtp 150 --workload mtp-verify long-request --max-candidates 8 \
   --first-guess m64/n128/s6/w8/st2/keysrows --first-guess m16/n128/s128/w8/st2/keysrows \
   --first-guess m16/n64/s256/w4/st2/keysrows --first-guess m64/n16/s13/w4/st5/ahead/wgmma \
   --first-guess m64/n16/s13/w4/st4/wgmma
-tune rest 60 --workload gqa-verify gqa-decode dense-prefill --max-candidates 4
+tune rest 50 --workload gqa-verify gqa-decode dense-prefill --max-candidates 4
 cp pagedattn/profiles/tables/NVIDIA_H100_80GB_HBM3.json $o/
 tar czf $o/tune.tgz -C $r .
-step bench $(( 440 - ($(date +%s) - t0) )) python3 -m pagedattn.cli bench --workload mtp-verify long-request \
+step bench $(( 400 - ($(date +%s) - t0) )) python3 -m pagedattn.cli bench --workload mtp-verify long-request \
   gqa-decode gqa-verify dense-prefill --providers pagedattn pagedattn-default \
   --json $o/bench-unified-h100.json > $o/bench-unified-h100.log 2>&1
 cat $o/times.txt; for f in $r/tune-*.log; do echo "== $f"; tail -3 "$f"; done
