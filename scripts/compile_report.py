@@ -190,10 +190,11 @@ def _compile(kernel, sig, const, num_warps: int, num_stages: int, source=ASTSour
             "waits": loop_waits(compiled.asm["ttgir"]), **counts, **({"sass": sass_text} if sass else {})}
 
 
-def hot_loop(sass: str) -> tuple[int, dict]:
+def hot_loop(sass: str, every_branch: bool = False) -> tuple[int, dict]:
     """The SASS instructions of a kernel's KV loop on its hot path (the body of its longest backward
-    branch without the longest forward branch inside it, the rare rescale): their count and their
-    count by opcode (perf-notes v25 item 1)."""
+    branch without the longest forward branch inside it, the rare rescale; with every_branch, without
+    any forward branch's body inside it: a loop with a rare branch per tile, perf-notes v39): their
+    count and their count by opcode (perf-notes v25 item 1)."""
     lines = [line for line in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", line)]
 
     def addr(line):
@@ -207,8 +208,8 @@ def hot_loop(sass: str) -> tuple[int, dict]:
             (back if target < addr(line) else fwd).append((min(target, addr(line)), max(target, addr(line))))
     lo, hi = max(back, key=lambda r: r[1] - r[0])
     inner = [r for r in fwd if lo < r[0] < hi and r[1] < hi]
-    skip = max(inner, key=lambda r: r[1] - r[0]) if inner else (0, 0)
-    body = [line for line in lines if lo <= addr(line) <= hi and not skip[0] < addr(line) < skip[1]]
+    skipped = inner if every_branch else [max(inner, key=lambda r: r[1] - r[0])] if inner else []
+    body = [line for line in lines if lo <= addr(line) <= hi and not any(f0 < addr(line) < f1 for f0, f1 in skipped)]
     ops = collections.Counter(re.sub(r"^\s+/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?", "", line).split()[0].split(".")[0]
                               for line in body)
     return len(body), dict(ops.most_common())

@@ -6,12 +6,7 @@
 # request and GQA decode with the table and without it
 . scripts/call-prologue.sh v39 c2
 if grep -q H200 $o/times.txt; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw --format=csv,noheader -lms 100 > $o/power.csv &
-  smi=$!
-  step ab 420 python3 results/v39/scripts/lazy_ab.py $o/ab.jsonl $o/sustained.jsonl > $o/ab.log 2>&1
-  kill $smi
-  python3 results/v38/scripts/summary.py $o/ab.jsonl base; cat $o/sustained.jsonl
-  exit
+  exec bash results/v39/scripts/c1.sh  # writes under $OUT/c1
 fi
 r=/tmp/tune; mkdir -p $r
 tune() {  # tune NAME SECONDS ARGS...: one pass, its own results file and report; interrupted (SIGINT: it writes

@@ -2,12 +2,11 @@
 H200 table's profiles launch them (BF16 MTP verify, and FP8 pages at the rule's profile): per variant and form,
 registers, stack, whether ptxas serialized the wgmma instructions, the KV loop's instruction count
 (`compile_report.hot_loop`, which leaves out the longest forward branch inside the loop) and its FMUL / BAR / LDS /
-STS counts, and `hot`: the loop without any of its forward branches' bodies (the probe's two rescale branches, one
-per tile; the baseline's loop has none).
+STS counts, and `hot`: the loop without any of its forward branches' bodies (`hot_loop(..., every_branch=True)`:
+the probe's two rescale branches, one per tile; the baseline's loop has none).
 Usage: TRITON_INTERPRET=0 PYTHONPATH=.:build/v39 python3 results/v39/scripts/offline_lazy.py"""
 import importlib
 import json
-import re
 import sys
 
 sys.path.insert(0, "scripts")
@@ -23,21 +22,6 @@ FORMS = {  # name: (kv dtype, group, profile)
 }
 
 
-def hot_path(sass: str) -> int:
-    """Instructions of the longest backward branch's body outside every forward branch inside it."""
-    lines = [line for line in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]{4,}\*/", line)]
-    addr = [int(re.match(r"\s+/\*([0-9a-f]+)\*/", line).group(1), 16) for line in lines]
-    back, fwd = [], []
-    for a, line in zip(addr, lines):
-        m = re.search(r"BRA (0x[0-9a-f]+)", line)
-        if m:
-            target = int(m.group(1), 16)
-            (back if target < a else fwd).append((min(target, a), max(target, a)))
-    lo, hi = max(back, key=lambda r: r[1] - r[0])
-    inner = [r for r in fwd if lo < r[0] < hi and r[1] <= hi]
-    return sum(1 for a in addr if lo <= a <= hi and not any(f0 < a < f1 for f0, f1 in inner))
-
-
 def main() -> None:
     for variant in ("base", "order", "lazy"):
         module = importlib.import_module(f"vw_{variant}")
@@ -45,8 +29,9 @@ def main() -> None:
         for form, (kv, group, profile) in FORMS.items():
             info = cr.compile_verify_wgmma("bf16", kv, group, 256, 16, profile, True, sass=True)
             loop, ops = cr.hot_loop(info["sass"])
+            hot, _ = cr.hot_loop(info["sass"], every_branch=True)
             print(json.dumps({"variant": variant, "form": form, "regs": info["regs"], "stack": info["stack"],
-                              "smem": info["smem"], "serial": info["serial"], "loop": loop, "hot": hot_path(info["sass"]),
+                              "smem": info["smem"], "serial": info["serial"], "loop": loop, "hot": hot,
                               **{op: ops.get(op, 0) for op in ("FMUL", "MUFU", "BAR", "LDS", "STS", "VOTE", "BRA")}}),
                   flush=True)
 
