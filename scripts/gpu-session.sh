@@ -12,8 +12,9 @@
 #            its report.
 #   bench    GPU 0: `pagedattn bench` over the unified workloads; GPU 1: over the sparse ones, then
 #            the transformers serving benchmark (scripts/serve_transformers.py).
-#   retune   one GPU (an `nvidia-h200` machine), after a change to kernel code (which makes every
-#            entry of that kernel's table stale, perf-notes §6 item 7): `pagedattn tune` of each
+#   retune   one GPU (an `nvidia-h200` machine; on another GPU the table written is that GPU's), after
+#            a change to kernel code (which makes every entry of that kernel's table stale, perf-notes
+#            §6 item 7), or for a GPU without a table: `pagedattn tune` of each
 #            kernel in KERNELS (default "sparse unified") with the passes and first guesses the last
 #            re-tunes ran (perf-notes v24 calls 1-2, v25 call 3): sparse in one pass; unified in five
 #            (MTP verify and the long requests with the Gluon kernels' first guesses; GQA decode,
@@ -134,7 +135,8 @@ retune)
       ;;
     esac
   done
-  cp pagedattn/profiles/tables/NVIDIA_H200.json "$logs/"
+  cp "pagedattn/profiles/tables/$(python3 -c 'from pagedattn.device import DeviceInfo; print(DeviceInfo.current().name)').json" \
+    "$logs/"
   ;;
 *)
   echo "unknown phase $phase" >&2
