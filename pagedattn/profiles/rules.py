@@ -135,7 +135,11 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # of at most 8 at head size 128/256 above 2,048 programs, which run the keys-as-rows kernel
         # (ops/sparse_keys_rows.py; v13 item 8: TP4 / TP8 at 8,192 rows 1.209 / 1.224 ms against the
         # exchange kernel's 1.269 / 1.255; at 520 rows of TP2 it was 40 % slower). Larger groups
-        # take the Triton rows.
+        # take the Triton rows. Decode-like FP8 calls (at most 512 programs) at head size 256 and groups
+        # of at most 16 run the keys-as-rows kernel with the wave rule's splits: both GPUs' tables moved
+        # 64-row decode there from the analytic default's Triton profile (perf-notes v41 item 3: at 24q/2kv
+        # the H200 and the H100 pick it at 1-2 splits, 1.57x / 1.29x; at 3q/1kv the H100 at 4 splits,
+        # 1.39x, and on the H200 it is within 1 % of the Triton kernel at 8 splits, its tuned best).
         (
             Rule(When(archs=("gfx942",), kv_dtypes=("bf16", "fp16"), min_programs=_SPARSE_PREFILL, min_heads_block=16),
                  {"tile_n": 32, "num_warps": 2}, source=_VLLM),
@@ -143,6 +147,10 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"tile_n": 64, "num_warps": 1}, source=_VLLM),
             Rule(When(archs=("gfx950",), min_programs=_SPARSE_PREFILL),
                  {"tile_n": 64, "num_warps": 1}, source=_VLLM),
+            Rule(When(archs=("sm90",), kv_dtypes=("fp8",), max_programs=_SPARSE_PREFILL, max_heads_block=32,
+                      head_sizes=(256,)),
+                 {"block_m": 16, "tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True},
+                 source=_H200 + " and the H100's; FP8 sparse decode on keys-as-rows: perf-notes v41 item 3"),
             Rule(When(archs=("sm90",), kv_dtypes=_BF16, min_programs=_SPARSE_PREFILL, max_programs=2048,
                       max_heads_block=32, head_sizes=(64, 128, 256)),
                  {"block_m": 16, "tile_n": 16, "num_warps": 2, "num_stages": 2, "shared_exchange": True}, source=_H200),
