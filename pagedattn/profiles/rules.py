@@ -136,10 +136,11 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
         # (ops/sparse_keys_rows.py; v13 item 8: TP4 / TP8 at 8,192 rows 1.209 / 1.224 ms against the
         # exchange kernel's 1.269 / 1.255; at 520 rows of TP2 it was 40 % slower). Larger groups
         # take the Triton rows. Decode-like FP8 calls (at most 512 programs) at head size 256 and groups
-        # of at most 16 run the keys-as-rows kernel with the wave rule's splits: both GPUs' tables moved
-        # 64-row decode there from the analytic default's Triton profile (perf-notes v41 item 3: at 24q/2kv
-        # the H200 and the H100 pick it at 1-2 splits, 1.57x / 1.29x; at 3q/1kv the H100 at 4 splits,
-        # 1.39x, and on the H200 it is within 1 % of the Triton kernel at 8 splits, its tuned best).
+        # of at most 16 run the keys-as-rows kernel with the wave rule's splits (perf-notes v41 item 3):
+        # at 64 rows 24q/2kv both tables pick it at 1-2 splits over the analytic default's Triton profile
+        # (H200 1.57x, H100 1.29x); at 3q/1kv the H100's does at 4 splits (1.39x), and on the H200 it took
+        # 1-8 % more time than the table's Triton profile at 8 splits. Without a table the H100 now runs
+        # both at 1.01-1.02x its table's time.
         (
             Rule(When(archs=("gfx942",), kv_dtypes=("bf16", "fp16"), min_programs=_SPARSE_PREFILL, min_heads_block=16),
                  {"tile_n": 32, "num_warps": 2}, source=_VLLM),
