@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from ..device import DeviceInfo
 from .types import (
-    SHORT_CLASS, UNIFIED_KEYS_ROWS_FORMS, WGMMA_BLOCK_M, WGMMA_WARPS, LaunchProfile, ShapeKey, next_pow2,
+    KEYS_ROWS_BLOCK_M, KEYS_ROWS_TILE, KEYS_ROWS_WARPS, SHORT_CLASS, UNIFIED_KEYS_ROWS_FORMS, WGMMA_BLOCK_M, WGMMA_WARPS,
+    LaunchProfile, ShapeKey, next_pow2,
 )
 
 
@@ -124,6 +125,9 @@ _KEYS_ROWS_VERIFY_KEYS_PER_SM = 384
 _ONE_WARPGROUP_DECODE_KEYS_PER_SM = 384
 _KEYS_ROWS_DECODE_MIN_KV = 128  # one 128-key tile; measured from 256 keys (v23 item 5)
 _SHORT_SOURCE = _H200 + " (mixed batches' short launches); perf-notes v35 item 1"
+# the sparse keys-as-rows kernel's one form (ops/sparse_keys_rows.py), shared by its prefill and decode rows
+_SPARSE_KEYS_ROWS = {"block_m": KEYS_ROWS_BLOCK_M, "tile_n": KEYS_ROWS_TILE, "num_warps": KEYS_ROWS_WARPS, "num_stages": 2,
+                     "keys_as_rows": True}
 
 LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
     "sparse": (
@@ -150,7 +154,7 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
                  {"tile_n": 64, "num_warps": 1}, source=_VLLM),
             Rule(When(archs=("sm90",), kv_dtypes=("fp8",), max_programs=_SPARSE_PREFILL, max_heads_block=32,
                       head_sizes=(256,)),
-                 {"block_m": 16, "tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True},
+                 _SPARSE_KEYS_ROWS,
                  source=_H200 + " and the H100's; FP8 sparse decode on keys-as-rows: perf-notes v41 item 3"),
             Rule(When(archs=("sm90",), kv_dtypes=_BF16, min_programs=_SPARSE_PREFILL, max_programs=2048,
                       max_heads_block=32, head_sizes=(64, 128, 256)),
@@ -160,7 +164,7 @@ LADDERS: dict[str, tuple[tuple[Rule, ...], ...]] = {
             Rule(When(archs=("sm90",), kv_dtypes=_BF16, min_programs=_SPARSE_PREFILL),
                  {"tile_n": 32, "num_warps": 2, "num_stages": 2, "addresses_ahead": True}, source=_H200),
             Rule(When(archs=("sm90",), kv_dtypes=("fp8",), min_programs=2048, max_heads_block=16, head_sizes=(128, 256)),
-                 {"block_m": 16, "tile_n": 64, "num_warps": 4, "num_stages": 2, "keys_as_rows": True},
+                 _SPARSE_KEYS_ROWS,
                  source=_H200 + "; keys-as-rows: perf-notes v13 item 8, v15 item 3"),
             Rule(When(archs=("sm90",), kv_dtypes=("fp8",), min_programs=_SPARSE_PREFILL, max_heads_block=32,
                       head_sizes=(64, 128, 256)),
