@@ -30,24 +30,30 @@ WORKSPACE_NEW = WORKSPACE_OLD + "    flags, sync = stream_workspace(splits, num_
 MERGE = ("        launch_merge(part, lse, out)", "        launch_stream_merge(part, lse, flags, sync, out)")
 
 
+def stream_edits(slots: str, mask: str, empty: str) -> tuple:
+    """The edits both kernels take, after their own import and start ones: `slots` names the kernel's partial-row
+    indices, `mask` their valid ones, `empty` the lse row an empty segment stores."""
+    exit_store = f"            gl.store(lse_ptr + {slots}, {empty}, mask={mask})\n"
+    final_store = f"        gl.store(lse_ptr + {slots}, lse, mask={mask})\n"
+    return (
+        (exit_store + "            return",
+         exit_store + f"            publish(flag_ptr + {slots}, number, {mask})\n            return"),
+        (final_store, final_store + f"        publish(flag_ptr + {slots}, number, {mask})\n"),
+        (WORKSPACE_OLD, WORKSPACE_NEW),
+        LAUNCH,
+        MERGE,
+    )
+
+
 def keys_rows() -> str:
     text = absolute_imports(git_show(f"{BASE}:pagedattn/ops/unified_keys_rows.py"))
+    warps = "    WARPS: gl.constexpr = TILE_N // 16  # each warp's 16 keys of a step are its rows of S^T"
     return replaced(
         text,
         ("\nCHUNK = gl.constexpr(32)", IMPORT + "\nCHUNK = gl.constexpr(32)"),
         SIGNATURE,
-        ("    WARPS: gl.constexpr = TILE_N // 16  # each warp's 16 keys of a step are its rows of S^T",
-         "    WARPS: gl.constexpr = TILE_N // 16  # each warp's 16 keys of a step are its rows of S^T" + START),
-        ("""            gl.store(lse_ptr + part_cols, gl.full([HN], float("-inf"), gl.float32, COLS), mask=col_ok)
-            return""",
-         """            gl.store(lse_ptr + part_cols, gl.full([HN], float("-inf"), gl.float32, COLS), mask=col_ok)
-            publish(flag_ptr + part_cols, number, col_ok)
-            return"""),
-        ("        gl.store(lse_ptr + part_cols, lse, mask=col_ok)\n",
-         "        gl.store(lse_ptr + part_cols, lse, mask=col_ok)\n        publish(flag_ptr + part_cols, number, col_ok)\n"),
-        (WORKSPACE_OLD, WORKSPACE_NEW),
-        LAUNCH,
-        MERGE,
+        (warps, warps + START),
+        *stream_edits("part_cols", "col_ok", 'gl.full([HN], float("-inf"), gl.float32, COLS)'),
     )
 
 
@@ -59,16 +65,7 @@ def wgmma() -> str:
         SIGNATURE,
         ("    split = gl.program_id(2)\n    DTYPE: gl.constexpr = q_ptr.dtype.element_ty",
          "    split = gl.program_id(2)" + START + "\n    DTYPE: gl.constexpr = q_ptr.dtype.element_ty"),
-        ("""            gl.store(lse_ptr + part_rows, gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS), mask=row_ok)
-            return""",
-         """            gl.store(lse_ptr + part_rows, gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS), mask=row_ok)
-            publish(flag_ptr + part_rows, number, row_ok)
-            return"""),
-        ("        gl.store(lse_ptr + part_rows, lse, mask=row_ok)\n",
-         "        gl.store(lse_ptr + part_rows, lse, mask=row_ok)\n        publish(flag_ptr + part_rows, number, row_ok)\n"),
-        (WORKSPACE_OLD, WORKSPACE_NEW),
-        LAUNCH,
-        MERGE,
+        *stream_edits("part_rows", "row_ok", 'gl.full([BLOCK_M], float("-inf"), gl.float32, ROWS)'),
     )
 
 
