@@ -21,13 +21,20 @@ from pagedattn.tune import case_shape_key  # noqa: E402
 LABELS = ("B=1 q=4 kv=131072 16q/1kv d256 fp8", "B=20 q=4 kv=32768 16q/1kv d256 fp8",
           "B=20 q=4 kv=70000 16q/1kv d256 fp8", "B=20 q=4 kv=32768 32q/2kv d256 fp8")
 
-if __name__ == "__main__":
+def time_against_base(path: str, name: str, launch, probe_profile) -> None:
+    """Each case of LABELS timed with the dispatcher's two-warpgroup profile ("base") and with `launch` at
+    probe_profile(base) (`name`), into the JSON lines file `path`."""
     cases = [c for w in ("long-request", "mtp-verify") for c in workloads.get_workload(w).cases if c.label in LABELS]
-    with open(sys.argv[1], "w") as f:
+    with open(path, "w") as f:
         for case in cases:
             base = select.select_profile(case_shape_key(case), DeviceInfo.current()).profile
             assert base.keys_as_rows and base.tile_n == 128, (case.label, base)
-            wg1 = dataclasses.replace(base, tile_n=64, num_warps=4, num_splits=2 * base.num_splits)
-            print(case.label, base.short(), wg1.short(), flush=True)
+            probe = probe_profile(base)
+            print(case.label, base.short(), probe.short(), flush=True)
             time_unified_case(case, {"base": unified_variant(launch_unified_keys_rows, base),
-                                     "wg1": unified_variant(launch_unified_keys_rows, wg1)}, f, runs=5)
+                                     name: unified_variant(launch, probe)}, f, runs=5)
+
+
+if __name__ == "__main__":
+    time_against_base(sys.argv[1], "wg1", launch_unified_keys_rows, lambda base: dataclasses.replace(
+        base, tile_n=64, num_warps=4, num_splits=2 * base.num_splits))
