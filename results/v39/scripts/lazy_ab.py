@@ -19,13 +19,12 @@ from pagedattn.device import DeviceInfo  # noqa: E402
 from pagedattn.profiles import select  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
 
-VARIANTS = ("base", "order", "lazy")
 FP8_SHORT = workloads.Case("B=20 q=4 kv=2048 16q/1kv d256 fp8", workloads.UnifiedShape((4,) * 20, (2048,) * 20, 16, 1,
                                                                                       256, kv_dtype="fp8"))
 
 
-def variants(profile) -> dict:
-    return {v: unified_variant(importlib.import_module(f"vw_{v}").launch_verify_wgmma, profile) for v in VARIANTS}
+def variants(names, profile) -> dict:
+    return {v: unified_variant(importlib.import_module(f"vw_{v}").launch_verify_wgmma, profile) for v in names}
 
 
 def chosen_profile(case):
@@ -35,17 +34,23 @@ def chosen_profile(case):
     return chosen.profile
 
 
-if __name__ == "__main__":
+def run(names, choose, ab_path: str, sustained_path: str) -> None:
+    """The A/B of the `vw_{name}` kernel files over the cases and the sustained replays, each case at
+    choose(case)'s profile."""
     cases = [c for c in workloads.get_workload("mtp-verify").cases if c.label.endswith("bf16")] + [FP8_SHORT]
-    with open(sys.argv[1], "w") as f:
+    with open(ab_path, "w") as f:
         for case in cases:
-            time_unified_case(case, variants(chosen_profile(case)), f, runs=7)
+            time_unified_case(case, variants(names, choose(case)), f, runs=7)
     case = next(c for c in cases if "kv=32768 16q/1kv" in c.label)
     sets = _input_sets(case, "cuda")
     out = torch.empty_like(sets[0].kwargs["q"])
-    with open(sys.argv[2], "w") as f:
-        for name, fn in variants(chosen_profile(case)).items():
+    with open(sustained_path, "w") as f:
+        for name, fn in variants(names, choose(case)).items():
             start, end, rate = sustained(functools.partial(fn, sets[0].kwargs, out), seconds=3.0)
             row = {"variant": name, "start": start, "end": end, "ms_sustained": 1e3 / rate}
             print(json.dumps(row), flush=True)
             f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    run(("base", "order", "lazy"), chosen_profile, sys.argv[1], sys.argv[2])

@@ -22,8 +22,8 @@ FORMS = {  # name: (kv dtype, group, profile)
 }
 
 
-def main() -> None:
-    for variant in ("base", "order", "lazy"):
+def report(variants) -> None:
+    for variant in variants:
         module = importlib.import_module(f"vw_{variant}")
         cr.verify_wgmma_kernel = module.verify_wgmma_kernel
         for form, (kv, group, profile) in FORMS.items():
@@ -37,4 +37,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    report(("base", "order", "lazy"))
