@@ -25,10 +25,18 @@ BLOCK_M = gl.constexpr(64)
 
 
 @gluon.jit
+def _convert_v(v8, v16, TILE_N: gl.constexpr, LAYOUT: gl.constexpr):
+    """A tile's e4m3 V (ring slot v8) as fp16 into v16, 16 keys at a time (32 values per thread at 4 warps)."""
+    for c in gl.static_range(TILE_N // 16):
+        v16.slice(16 * c, 16, dim=0).store(v8.slice(16 * c, 16, dim=0).load(LAYOUT).to(gl.float16))
+
+
+@gluon.jit
 def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, table_row, tile_lo, tile_hi,
               kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block,
               stride_v_slot, D: gl.constexpr, PAGE: gl.constexpr, TILE_N: gl.constexpr, STAGES: gl.constexpr,
-              V_SLOTS: gl.constexpr, SAME_STRIDES: gl.constexpr, PAGES_AHEAD: gl.constexpr):
+              V_SLOTS: gl.constexpr, SAME_STRIDES: gl.constexpr, PAGES_AHEAD: gl.constexpr,
+              CONSUMER_CONVERTS: gl.constexpr):
     COPY: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [4, 1], [1, 0])
     n = tile_hi - tile_lo
     for j in gl.static_range(STAGES - 1):  # the ring's first tiles: every slot is free
@@ -45,14 +53,16 @@ def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_fr
             phys, ok = _tile_pages(table_row, tile_lo + j + STAGES, tile_hi, kv_len, max_blocks, num_blocks, TILE_N,
                                    PAGE, COPY)
         async_copy.wait_group(STAGES - 2)  # tile j landed (this thread's copies)
-        if j >= V_SLOTS:  # tile j - V_SLOTS's P.V is done with its fp16 slot
-            mbarrier.wait(v_free.index(j % V_SLOTS), (j // V_SLOTS - 1) & 1)
-        gl.thread_barrier()  # every producer thread's copies of tile j landed
-        for c in gl.static_range(TILE_N // 16):  # 16 keys at a time: 32 values per thread
-            v16.index(j % V_SLOTS).slice(16 * c, 16, dim=0).store(
-                v_ring.index(s).slice(16 * c, 16, dim=0).load(COPY).to(gl.float16))
-        fence_async_shared()
-        gl.thread_barrier()
+        if CONSUMER_CONVERTS:
+            fence_async_shared()
+            gl.thread_barrier()  # every producer thread's copies of tile j landed
+        else:
+            if j >= V_SLOTS:  # tile j - V_SLOTS's P.V is done with its fp16 slot
+                mbarrier.wait(v_free.index(j % V_SLOTS), (j // V_SLOTS - 1) & 1)
+            gl.thread_barrier()  # every producer thread's copies of tile j landed
+            _convert_v(v_ring.index(s), v16.index(j % V_SLOTS), TILE_N, COPY)
+            fence_async_shared()
+            gl.thread_barrier()
         mbarrier.arrive(full.index(s))
         if j >= 1:  # tile j - 1's Q.K^T is done with its ring slot, which tile j + STAGES - 1 takes
             mbarrier.wait(k_free.index((j - 1) % STAGES), ((j - 1) // STAGES) & 1)
@@ -69,10 +79,12 @@ def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_fr
 
 
 @gluon.jit
-def _consumer(q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v16, usable_smem, full, k_free, v_free, part_ptr, lse_ptr,
+def _consumer(q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr, lse_ptr,
               v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head, part_split, num_tokens,
               WHICH: gl.constexpr, NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr,
-              TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, V_SCALE_TENSOR: gl.constexpr):
+              TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
+              CONSUMER_CONVERTS: gl.constexpr):
+    CONVERT: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [4, 1], [1, 0])
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TILE_N, 32])
     O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, D, 16])
     P_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
@@ -91,8 +103,11 @@ def _consumer(q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v16, usable_smem, fu
                            use_acc=False, is_async=True)
         sc = warpgroup_mma(q_lo_smem, k_tile.permute([1, 0]), sc, is_async=True)
         usable = usable_smem.index(s).load(gl.SliceLayout(0, S_MMA)) != 0
+        if CONSUMER_CONVERTS:  # this consumer's fp16 slot, converted while Q.K^T runs
+            _convert_v(v_ring.index(s), v16.index(WHICH), TILE_N, CONVERT)
+            fence_async_shared()
         sc = warpgroup_mma_wait(num_outstanding=0, deps=(sc,))
-        gl.thread_barrier()  # every warp's products and usable bytes read slot s
+        gl.thread_barrier()  # every warp's products, usable bytes (and conversion) read slot s
         mbarrier.arrive(k_free.index(s))
         pos = (tile_lo + j) * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(0, S_MMA))
         visible = (pos[None, :] <= q_pos[:, None]) & usable[None, :]
@@ -104,10 +119,14 @@ def _consumer(q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v16, usable_smem, fu
         m_i = m_new
         p_op = gl.convert_layout(p.to(gl.float16), P_OP)
         o = o * gl.convert_layout(alpha, ROWS)[:, None]
-        o = warpgroup_mma(p_op, v16.index(j % V_SLOTS), o, is_async=True)
-        o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
-        gl.thread_barrier()
-        mbarrier.arrive(v_free.index(j % V_SLOTS))
+        if CONSUMER_CONVERTS:
+            o = warpgroup_mma(p_op, v16.index(WHICH), o, is_async=True)
+            o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
+        else:
+            o = warpgroup_mma(p_op, v16.index(j % V_SLOTS), o, is_async=True)
+            o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
+            gl.thread_barrier()
+            mbarrier.arrive(v_free.index(j % V_SLOTS))
     l_o = gl.convert_layout(l_i, ROWS)
     has_keys = l_o > 0.0
     inv_l = gl.where(has_keys, 1.0 / gl.where(has_keys, l_o, 1.0), 0.0) * load_scale(v_scale_ptr, v_scale_value,
@@ -133,7 +152,7 @@ def ws_fp8_kernel(
     NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr,
     TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, SAME_STRIDES: gl.constexpr,
     K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, CONSUMER_REGS: gl.constexpr,
-    PRODUCER_REGS: gl.constexpr, PAGES_AHEAD: gl.constexpr,
+    PRODUCER_REGS: gl.constexpr, PAGES_AHEAD: gl.constexpr, CONSUMER_CONVERTS: gl.constexpr,
 ):
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
@@ -181,21 +200,25 @@ def ws_fp8_kernel(
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
     gl.warp_specialize([
-        (_consumer, (q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+        (_consumer, (q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
-                     2 * split, num_tokens, 0, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR)),
-        (_consumer, (q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+                     2 * split, num_tokens, 0, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
+                     CONSUMER_CONVERTS)),
+        (_consumer, (q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
-                     2 * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR)),
+                     2 * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
+                     CONSUMER_CONVERTS)),
         (_producer, (k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, table_row, tile_lo,
                      tile_hi, kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
-                     stride_v_block, stride_v_slot, D, PAGE, TILE_N, STAGES, V_SLOTS, SAME_STRIDES, PAGES_AHEAD)),
+                     stride_v_block, stride_v_slot, D, PAGE, TILE_N, STAGES, V_SLOTS, SAME_STRIDES, PAGES_AHEAD,
+                     CONSUMER_CONVERTS)),
     ], [4, 4], [CONSUMER_REGS, PRODUCER_REGS])
 
 
 def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *, max_seqlen_q: int,
                   softmax_scale: float, k_scale=None, v_scale=None, tile_n=64, stages=4, v_slots=2, splits=128,
-                  consumer_regs=216, producer_regs=72, pages_ahead=True) -> None:
+                  consumer_regs=216, producer_regs=72, pages_ahead=True,
+                  consumer_converts=False) -> None:
     """One query block of at most 64 packed rows per sequence (max_seqlen_q x group <= 64); 2 x splits partials,
     then the library's merge."""
     num_tokens, num_q_heads, head = q.shape
@@ -213,6 +236,7 @@ def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
         k_scale_t, v_scale_t, softmax_scale, k_scale_v, v_scale_v,
         NUM_Q_HEADS=num_q_heads, GROUP=group, D=head, PAGE=page, TILE_N=tile_n, STAGES=stages, V_SLOTS=v_slots,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
-        CONSUMER_REGS=consumer_regs, PRODUCER_REGS=producer_regs, PAGES_AHEAD=pages_ahead, num_warps=4,
+        CONSUMER_REGS=consumer_regs, PRODUCER_REGS=producer_regs, PAGES_AHEAD=pages_ahead,
+        CONSUMER_CONVERTS=consumer_converts, num_warps=4,
     )
     launch_merge(part, lse, out)
