@@ -25,6 +25,26 @@ BLOCK_M = gl.constexpr(64)
 
 
 @gluon.jit
+def _stage_q(q_ptr, q_first, q_len, kv_head, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value,
+             q_hi_smem, q_lo_smem, row_scale_smem, GROUP: gl.constexpr, D: gl.constexpr,
+             K_SCALE_TENSOR: gl.constexpr):
+    """q's rows as `_e4m3_pair`'s two e4m3 tiles into shared memory, with each row's score scale (2^-k x softmax scale
+    x log2(e) x k_scale); 4 warps."""
+    Q_LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [4, 1], [1, 0])
+    offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, Q_LOAD))
+    q_ok = (offs_q < BLOCK_M // GROUP * GROUP) & (offs_q // GROUP < q_len)
+    q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
+    q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
+                mask=q_ok[:, None], other=0.0)
+    q_hi, q_lo, row_down = _e4m3_pair(q.to(gl.float32))
+    q_hi_smem.store(q_hi)
+    q_lo_smem.store(q_lo)
+    row_scale_smem.store(row_down * (softmax_scale * LOG2E * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR)))
+    fence_async_shared()
+    gl.thread_barrier()
+
+
+@gluon.jit
 def _convert_v(v8, v16, TILE_N: gl.constexpr, LAYOUT: gl.constexpr):
     """A tile's e4m3 V (ring slot v8) as fp16 into v16, 16 keys at a time (32 values per thread at 4 warps)."""
     for c in gl.static_range(TILE_N // 16):
@@ -79,17 +99,25 @@ def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_fr
 
 
 @gluon.jit
-def _consumer(q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr, lse_ptr,
+def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
+              q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr, lse_ptr,
               v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head, part_split, num_tokens,
               WHICH: gl.constexpr, NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr,
               TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
-              CONSUMER_CONVERTS: gl.constexpr):
+              CONSUMER_CONVERTS: gl.constexpr, Q_IN_CONSUMER: gl.constexpr, K_SCALE_TENSOR: gl.constexpr):
     CONVERT: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [4, 1], [1, 0])
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TILE_N, 32])
     O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, D, 16])
     P_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
     ROWS: gl.constexpr = gl.SliceLayout(1, O_MMA)
     S_ROWS: gl.constexpr = gl.SliceLayout(1, S_MMA)
+    if Q_IN_CONSUMER:  # the producer's first copies are already in flight while q is read
+        if WHICH == 0:
+            _stage_q(q_ptr, q_first, q_len, kv_head, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale,
+                     k_scale_value, q_hi_smem, q_lo_smem, row_scale_smem, GROUP, D, K_SCALE_TENSOR)
+            mbarrier.arrive(q_ready.index(0))
+        else:
+            mbarrier.wait(q_ready.index(0), 0)
     score_scale = row_scale_smem.load(S_ROWS)
     q_pos = context + gl.arange(0, BLOCK_M, layout=S_ROWS) // GROUP
     o = gl.zeros([BLOCK_M, D], gl.float32, O_MMA)
@@ -153,6 +181,7 @@ def ws_fp8_kernel(
     TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, SAME_STRIDES: gl.constexpr,
     K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, CONSUMER_REGS: gl.constexpr,
     PRODUCER_REGS: gl.constexpr, PAGES_AHEAD: gl.constexpr, CONSUMER_CONVERTS: gl.constexpr,
+    Q_IN_CONSUMER: gl.constexpr,
 ):
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
@@ -174,14 +203,12 @@ def ws_fp8_kernel(
         gl.store(lse_ptr + (2 * split) * num_tokens * NUM_Q_HEADS + rows, none, mask=q_ok)
         gl.store(lse_ptr + (2 * split + 1) * num_tokens * NUM_Q_HEADS + rows, none, mask=q_ok)
         return
-    q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
-    q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
-                mask=q_ok[:, None], other=0.0)
-    q_hi, q_lo, row_down = _e4m3_pair(q.to(gl.float32))
-    q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM, q_hi)
-    q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM, q_lo)
-    row_scale = row_down * (softmax_scale * LOG2E * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
-    row_scale_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M], FLAT, row_scale)
+    q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM)
+    q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM)
+    row_scale_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M], FLAT)
+    if not Q_IN_CONSUMER:
+        _stage_q(q_ptr, q_first, q_len, kv_head, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale,
+                 k_scale_value, q_hi_smem, q_lo_smem, row_scale_smem, GROUP, D, K_SCALE_TENSOR)
     k_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D], RING_SMEM)
     v_ring = gl.allocate_shared_memory(gl.float8e4nv, [STAGES, TILE_N, D], RING_SMEM)
     v16 = gl.allocate_shared_memory(gl.float16, [V_SLOTS, TILE_N, D], V16_SMEM)
@@ -189,6 +216,8 @@ def ws_fp8_kernel(
     full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     k_free = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_free = gl.allocate_shared_memory(gl.int64, [V_SLOTS, 1], mbarrier.MBarrierLayout())
+    q_ready = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(q_ready.index(0), count=1)
     for s in gl.static_range(STAGES):
         mbarrier.init(full.index(s), count=1)
         mbarrier.init(k_free.index(s), count=1)
@@ -200,14 +229,16 @@ def ws_fp8_kernel(
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
     gl.warp_specialize([
-        (_consumer, (q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+        (_consumer, (q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
+                     q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
                      2 * split, num_tokens, 0, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
-                     CONSUMER_CONVERTS)),
-        (_consumer, (q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR)),
+        (_consumer, (q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
+                     q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
                      2 * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
-                     CONSUMER_CONVERTS)),
+                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR)),
         (_producer, (k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, table_row, tile_lo,
                      tile_hi, kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
                      stride_v_block, stride_v_slot, D, PAGE, TILE_N, STAGES, V_SLOTS, SAME_STRIDES, PAGES_AHEAD,
@@ -218,7 +249,7 @@ def ws_fp8_kernel(
 def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *, max_seqlen_q: int,
                   softmax_scale: float, k_scale=None, v_scale=None, tile_n=64, stages=4, v_slots=2, splits=128,
                   consumer_regs=216, producer_regs=72, pages_ahead=True,
-                  consumer_converts=False) -> None:
+                  consumer_converts=False, q_in_consumer=False) -> None:
     """One query block of at most 64 packed rows per sequence (max_seqlen_q x group <= 64); 2 x splits partials,
     then the library's merge."""
     num_tokens, num_q_heads, head = q.shape
@@ -237,6 +268,6 @@ def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
         NUM_Q_HEADS=num_q_heads, GROUP=group, D=head, PAGE=page, TILE_N=tile_n, STAGES=stages, V_SLOTS=v_slots,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         CONSUMER_REGS=consumer_regs, PRODUCER_REGS=producer_regs, PAGES_AHEAD=pages_ahead,
-        CONSUMER_CONVERTS=consumer_converts, num_warps=4,
+        CONSUMER_CONVERTS=consumer_converts, Q_IN_CONSUMER=q_in_consumer, num_warps=4,
     )
     launch_merge(part, lse, out)
