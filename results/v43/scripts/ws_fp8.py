@@ -52,11 +52,11 @@ def _convert_v(v8, v16, TILE_N: gl.constexpr, LAYOUT: gl.constexpr):
 
 
 @gluon.jit
-def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, table_row, tile_lo, tile_hi,
+def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, done, table_row, tile_lo, tile_hi,
               kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block,
               stride_v_slot, D: gl.constexpr, PAGE: gl.constexpr, TILE_N: gl.constexpr, STAGES: gl.constexpr,
               V_SLOTS: gl.constexpr, SAME_STRIDES: gl.constexpr, PAGES_AHEAD: gl.constexpr,
-              CONSUMER_CONVERTS: gl.constexpr):
+              CONSUMER_CONVERTS: gl.constexpr, COMBINE: gl.constexpr):
     COPY: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [4, 1], [1, 0])
     n = tile_hi - tile_lo
     for j in gl.static_range(STAGES - 1):  # the ring's first tiles: every slot is free
@@ -96,15 +96,20 @@ def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_fr
         if PAGES_AHEAD:
             pages = gl.where(ok, phys, -1)
     async_copy.wait_group(0)
+    if COMBINE:
+        gl.thread_barrier()
+        mbarrier.arrive(done.index(0))
 
 
 @gluon.jit
-def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
+def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready, done,
+              m_smem, l_smem,
               q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr, lse_ptr,
               v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head, part_split, num_tokens,
               WHICH: gl.constexpr, NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr,
               TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
-              CONSUMER_CONVERTS: gl.constexpr, Q_IN_CONSUMER: gl.constexpr, K_SCALE_TENSOR: gl.constexpr):
+              CONSUMER_CONVERTS: gl.constexpr, Q_IN_CONSUMER: gl.constexpr, K_SCALE_TENSOR: gl.constexpr,
+              COMBINE: gl.constexpr):
     CONVERT: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [4, 1], [1, 0])
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TILE_N, 32])
     O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, D, 16])
@@ -155,6 +160,41 @@ def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_
             o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
             gl.thread_barrier()
             mbarrier.arrive(v_free.index(j % V_SLOTS))
+    if COMBINE:  # consumer 1 hands its O, m and l to consumer 0 through K's ring (64 x 256 fp32: STAGES x TILE_N = 256),
+        # which writes one partial
+        O_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], gl.float32)
+        o_smem = k_ring._reinterpret(gl.float32, [BLOCK_M, D], O_SMEM)
+        if WHICH == 1:
+            mbarrier.wait(done.index(0), 0)  # the producer's last copies landed
+            mbarrier.wait(done.index(1), 0)  # consumer 0 read its last tile
+            o_smem.store(o)
+            m_smem.store(m_i)
+            l_smem.store(l_i)
+            gl.thread_barrier()
+            mbarrier.arrive(done.index(2))
+        else:
+            gl.thread_barrier()
+            mbarrier.arrive(done.index(1))
+            mbarrier.wait(done.index(2), 0)
+            m_other = m_smem.load(S_ROWS)
+            m_new = gl.maximum(m_i, m_other)
+            own = gl.exp2(m_i - m_new)
+            other = gl.exp2(m_other - m_new)
+            l_i = l_i * own + l_smem.load(S_ROWS) * other
+            m_i = m_new
+            o = o * gl.convert_layout(own, ROWS)[:, None] + o_smem.load(O_MMA) * gl.convert_layout(other, ROWS)[:, None]
+    if WHICH == 0 or not COMBINE:
+        _store_partial(o, m_i, l_i, part_ptr, lse_ptr, v_scale_ptr, v_scale_value, q_first, q_len, kv_head, part_split,
+                       num_tokens, NUM_Q_HEADS, GROUP, D, V_SCALE_TENSOR)
+
+
+@gluon.jit
+def _store_partial(o, m_i, l_i, part_ptr, lse_ptr, v_scale_ptr, v_scale_value, q_first, q_len, kv_head, part_split,
+                   num_tokens, NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr,
+                   V_SCALE_TENSOR: gl.constexpr):
+    """O / l (times v_scale) and m + log2(l) as fp32 partial `part_split` of the block's rows; rows without keys
+    write 0 and -inf."""
+    ROWS: gl.constexpr = gl.SliceLayout(1, o.type.layout)
     l_o = gl.convert_layout(l_i, ROWS)
     has_keys = l_o > 0.0
     inv_l = gl.where(has_keys, 1.0 / gl.where(has_keys, l_o, 1.0), 0.0) * load_scale(v_scale_ptr, v_scale_value,
@@ -164,7 +204,7 @@ def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_
     row_ok = (offs_m < BLOCK_M // GROUP * GROUP) & (offs_m // GROUP < q_len)
     part_rows = (part_split * num_tokens + q_first + offs_m // GROUP).to(gl.int64) * NUM_Q_HEADS + \
         kv_head * GROUP + offs_m % GROUP
-    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, O_MMA))
+    offs_d = gl.arange(0, D, layout=gl.SliceLayout(0, o.type.layout))
     gl.store(part_ptr + (part_rows * D)[:, None] + offs_d[None, :], o, mask=row_ok[:, None])
     lse = gl.where(has_keys, gl.convert_layout(m_i, ROWS) + gl.log2(gl.where(has_keys, l_o, 1.0)), float("-inf"))
     gl.store(lse_ptr + part_rows, lse, mask=row_ok)
@@ -181,10 +221,11 @@ def ws_fp8_kernel(
     TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, SAME_STRIDES: gl.constexpr,
     K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, CONSUMER_REGS: gl.constexpr,
     PRODUCER_REGS: gl.constexpr, PAGES_AHEAD: gl.constexpr, CONSUMER_CONVERTS: gl.constexpr,
-    Q_IN_CONSUMER: gl.constexpr,
+    Q_IN_CONSUMER: gl.constexpr, COMBINE: gl.constexpr,
 ):
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
+    PARTIALS: gl.constexpr = 1 if COMBINE else 2  # fp32 partials per program: one per consumer, or combined
     Q_LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [4, 1], [1, 0])
     Q8_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], gl.float8e4nv)
     RING_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([TILE_N, D], gl.float8e4nv)
@@ -200,8 +241,8 @@ def ws_fp8_kernel(
     if tile_lo >= tile_hi:  # both consumers' partials: no keys
         rows = (q_first + offs_q // GROUP).to(gl.int64) * NUM_Q_HEADS + kv_head * GROUP + offs_q % GROUP
         none = gl.full([BLOCK_M], float("-inf"), gl.float32, gl.SliceLayout(1, Q_LOAD))
-        gl.store(lse_ptr + (2 * split) * num_tokens * NUM_Q_HEADS + rows, none, mask=q_ok)
-        gl.store(lse_ptr + (2 * split + 1) * num_tokens * NUM_Q_HEADS + rows, none, mask=q_ok)
+        for c in gl.static_range(PARTIALS):
+            gl.store(lse_ptr + (PARTIALS * split + c) * num_tokens * NUM_Q_HEADS + rows, none, mask=q_ok)
         return
     q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM)
     q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [BLOCK_M, D], Q8_SMEM)
@@ -218,6 +259,11 @@ def ws_fp8_kernel(
     v_free = gl.allocate_shared_memory(gl.int64, [V_SLOTS, 1], mbarrier.MBarrierLayout())
     q_ready = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     mbarrier.init(q_ready.index(0), count=1)
+    done = gl.allocate_shared_memory(gl.int64, [3, 1], mbarrier.MBarrierLayout())  # producer, consumer 0, consumer 1
+    for d in gl.static_range(3):
+        mbarrier.init(done.index(d), count=1)
+    m_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M], FLAT)  # consumer 1's m and l, for COMBINE
+    l_smem = gl.allocate_shared_memory(gl.float32, [BLOCK_M], FLAT)
     for s in gl.static_range(STAGES):
         mbarrier.init(full.index(s), count=1)
         mbarrier.init(k_free.index(s), count=1)
@@ -230,33 +276,34 @@ def ws_fp8_kernel(
     v_head = kv_head * stride_v_head
     gl.warp_specialize([
         (_consumer, (q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
-                     q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+                     done, m_smem, l_smem, q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
-                     2 * split, num_tokens, 0, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
-                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR)),
+                     PARTIALS * split, num_tokens, 0, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
+                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE)),
         (_consumer, (q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
-                     q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+                     done, m_smem, l_smem, q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
-                     2 * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
-                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR)),
-        (_producer, (k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, table_row, tile_lo,
+                     PARTIALS * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
+                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE)),
+        (_producer, (k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, done, table_row, tile_lo,
                      tile_hi, kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
                      stride_v_block, stride_v_slot, D, PAGE, TILE_N, STAGES, V_SLOTS, SAME_STRIDES, PAGES_AHEAD,
-                     CONSUMER_CONVERTS)),
+                     CONSUMER_CONVERTS, COMBINE)),
     ], [4, 4], [CONSUMER_REGS, PRODUCER_REGS])
 
 
 def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *, max_seqlen_q: int,
                   softmax_scale: float, k_scale=None, v_scale=None, tile_n=64, stages=4, v_slots=2, splits=128,
                   consumer_regs=216, producer_regs=72, pages_ahead=True,
-                  consumer_converts=False, q_in_consumer=False) -> None:
+                  consumer_converts=False, q_in_consumer=False, combine=False) -> None:
     """One query block of at most 64 packed rows per sequence (max_seqlen_q x group <= 64); 2 x splits partials,
     then the library's merge."""
     num_tokens, num_q_heads, head = q.shape
     num_blocks, page, num_kv_heads, _ = k_cache.shape
     group = num_q_heads // num_kv_heads
+    assert not combine or stages * tile_n == 256  # K's ring holds consumer 1's 64 x 256 fp32 O
     assert max_seqlen_q * group <= 64 and head == 256
-    part, lse = split_workspace(2 * splits, num_tokens, num_q_heads, head, out)
+    part, lse = split_workspace((1 if combine else 2) * splits, num_tokens, num_q_heads, head, out)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
     ws_fp8_kernel[(seq_lens.shape[0], num_kv_heads, splits)](
@@ -268,6 +315,7 @@ def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
         NUM_Q_HEADS=num_q_heads, GROUP=group, D=head, PAGE=page, TILE_N=tile_n, STAGES=stages, V_SLOTS=v_slots,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         CONSUMER_REGS=consumer_regs, PRODUCER_REGS=producer_regs, PAGES_AHEAD=pages_ahead,
-        CONSUMER_CONVERTS=consumer_converts, Q_IN_CONSUMER=q_in_consumer, num_warps=4,
+        CONSUMER_CONVERTS=consumer_converts, Q_IN_CONSUMER=q_in_consumer, COMBINE=combine,
+        num_warps=4,
     )
     launch_merge(part, lse, out)
