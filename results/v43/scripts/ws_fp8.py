@@ -10,12 +10,13 @@ bytes and its fp16 V), k_free[s] (consumer -> producer: its Q.K^T has read slot 
 its P.V has read fp16 V slot w). Tile j of the segment (relative index) uses ring slot j % STAGES and fp16 slot
 j % V_SLOTS, the (j // n)-th time, so its phase parity is (j // n) & 1.
 Launch: num_warps = 4 (the default partition is consumer 0), workers [4, 4] warps."""
+import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, warpgroup_mma, warpgroup_mma_wait
 
-from pagedattn.ops.common import LOG2E, launch_merge, scale_args, split_workspace
+from pagedattn.ops.common import LOG2E, launch_merge, scale_args
 from pagedattn.ops.gluon_common import load_scale
 from pagedattn.ops.verify_wgmma import (
     BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages,
@@ -303,7 +304,9 @@ def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
     group = num_q_heads // num_kv_heads
     assert not combine or stages * tile_n == 256  # K's ring holds consumer 1's 64 x 256 fp32 O
     assert max_seqlen_q * group <= 64 and head == 256
-    part, lse = split_workspace((1 if combine else 2) * splits, num_tokens, num_q_heads, head, out)
+    partials = (1 if combine else 2) * splits  # always merged, even one partial (split_workspace would hand out `out`)
+    part = torch.empty(partials, num_tokens, num_q_heads, head, dtype=torch.float32, device=out.device)
+    lse = torch.empty(partials, num_tokens, num_q_heads, dtype=torch.float32, device=out.device)
     k_scale_t, k_scale_v, k_is_t = scale_args(k_scale)
     v_scale_t, v_scale_v, v_is_t = scale_args(v_scale)
     ws_fp8_kernel[(seq_lens.shape[0], num_kv_heads, splits)](
