@@ -3,10 +3,13 @@
 kernels' own loop, prologue and merge. Cases: B=8 q=4 16q/1kv at 8,192 keys, B=1 q=4 16q/1kv at 65,536 keys (the long
 request's shape at half its keys). Variants: the dispatcher's profile ("base"), ws_ab.py's ccahq and ccahqc.
 `ab_probe.check_and_time`: NaN-prefilled outputs against float64, alternated graph timing, min of 5 rounds.
-Usage: l2_ab.py OUT.jsonl"""
+--one NAME: the 65,536-key case's ws kernel with config NAME, three calls on one input set (for ncu).
+Usage: l2_ab.py OUT.jsonl | l2_ab.py --one NAME"""
 import json
 import sys
 from types import SimpleNamespace
+
+import torch
 
 sys.path.insert(0, "scripts")
 from ab_probe import check_and_time, unified_variant  # noqa: E402
@@ -21,7 +24,18 @@ from ws_ab import CONFIGS, ws_splits, ws_variant  # noqa: E402
 SHAPES = {"B=8 q=4 kv=8192 16q/1kv fp8 (L2)": workloads.UnifiedShape((4,) * 8, (8192,) * 8, 16, 1, 256, kv_dtype="fp8"),
           "B=1 q=4 kv=65536 16q/1kv fp8 (L2)": workloads.UnifiedShape((4,), (65536,), 16, 1, 256, kv_dtype="fp8")}
 
-if __name__ == "__main__":
+def one(name: str) -> None:
+    shape = SHAPES["B=1 q=4 kv=65536 16q/1kv fp8 (L2)"]
+    kwargs = shape.build("cuda").kwargs
+    out = torch.empty_like(kwargs["q"])
+    for _ in range(3):
+        ws_variant(CONFIGS[name], ws_splits(shape))(kwargs, out)
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__" and sys.argv[1] == "--one":
+    one(sys.argv[2])
+elif __name__ == "__main__":
     with open(sys.argv[1], "w") as f:
         for label, shape in SHAPES.items():
             inputs = shape.build("cuda")
