@@ -1,5 +1,8 @@
 """v43: build ws_fp8.py's kernel for sm90 offline and report registers, spills, shared memory, serialized wgmma and the
-setmaxnreg / barrier instructions. Usage: compile_ws.py TILE_N STAGES V_SLOTS CONSUMER_REGS PRODUCER_REGS"""
+setmaxnreg / barrier instructions, into /tmp/ws_TILE_N_STAGES_V_SLOTS_CONSUMER_REGS_PRODUCER_REGS.{ptx,sass}.
+The kernel's flags come from the environment (0 or 1): AHEAD (PAGES_AHEAD, default 1), CC (CONSUMER_CONVERTS), QC
+(Q_IN_CONSUMER), COMBINE. Usage: [AHEAD=.. CC=.. QC=.. COMBINE=..] compile_ws.py TILE_N STAGES V_SLOTS CONSUMER_REGS
+PRODUCER_REGS"""
 import os
 import re
 import subprocess

@@ -1,15 +1,25 @@
 """v43 probe: FP8 verify with the packed query rows on wgmma's M (as ops/verify_wgmma.py) in a warp-specialized
-program: one 4-warp producer partition copies K/V tiles (cp.async), converts V to fp16 in shared memory and hands
-each tile over by mbarrier; two 4-warp consumer partitions take alternate tiles of the program's KV segment, each with
-its own O (64 x 256 fp32), and run Q.K^T on FP8 wgmma (q as `_e4m3_pair`'s two e4m3 tiles), the softmax and P.V on
-fp16 wgmma, with no copy, conversion or CTA-wide barrier on their chains. While one consumer is in its softmax the
-other's products can run. Each consumer writes its own fp32 partial (2 x splits partials, then the library's merge).
+program (perf-notes v43 item 2): one 4-warp producer partition copies 64-key K/V tiles (cp.async) into an e4m3 ring
+and hands each over by mbarrier; two 4-warp consumer partitions take alternate tiles of the program's KV segment, each
+with its own O (64 x 256 fp32), and run Q.K^T on FP8 wgmma (q as `_e4m3_pair`'s two e4m3 tiles), the softmax per row
+and P.V on fp16 wgmma (P from registers, V from an fp16 copy in shared memory), with no copy and no CTA-wide barrier on
+their chains. The flags (constexpr) are the forms measured:
+  CONSUMER_CONVERTS  False: the producer converts each tile's V into fp16 slot j % V_SLOTS; True: each consumer
+                     converts its own tile's V into its own fp16 slot (V_SLOTS = 2) while its Q.K^T runs.
+  PAGES_AHEAD        the producer reads the page-table entries of the tile it copies next step, carried in registers.
+  Q_IN_CONSUMER      False: q is read and split into its e4m3 tiles before the partitions split; True: consumer 0
+                     does it after the split (the producer's first copies do not wait) and signals q_ready.
+  COMBINE            False: each consumer writes its own fp32 partial (2 x splits partials); True: consumer 1 hands
+                     its O, m and l to consumer 0 through K's ring once the producer and consumer 0 are done with it
+                     (STAGES x TILE_N = 256), and a program writes one partial. The library's merge follows.
 
-Barriers (count 1 each, one arrival per use): full[s] (producer -> consumer: tile in ring slot s has K, its usable
-bytes and its fp16 V), k_free[s] (consumer -> producer: its Q.K^T has read slot s), v_free[w] (consumer -> producer:
-its P.V has read fp16 V slot w). Tile j of the segment (relative index) uses ring slot j % STAGES and fp16 slot
-j % V_SLOTS, the (j // n)-th time, so its phase parity is (j // n) & 1.
-Launch: num_warps = 4 (the default partition is consumer 0), workers [4, 4] warps."""
+Barriers (count 1 each, one arrival per use, from a partition's first thread after its named barrier): full[s]
+(producer -> consumer: tile in ring slot s has landed, with its usable bytes, and with CONSUMER_CONVERTS False its fp16
+V), k_free[s] (consumer -> producer: slot s was read), v_free[w] (consumer -> producer: its P.V has read fp16 V slot w;
+CONSUMER_CONVERTS False), q_ready, done[3] (COMBINE: producer, consumer 0, consumer 1). Tile j of the segment
+(relative index) uses ring slot j % STAGES the (j // STAGES)-th time, so its phase parity is (j // STAGES) & 1.
+Launch: num_warps = 4 (the default partition is consumer 0), workers [4, 4] warps with setmaxnreg
+[consumer_regs, producer_regs]; the default partition gets what is left of 168 x 384 registers."""
 import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -303,6 +313,7 @@ def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
     num_blocks, page, num_kv_heads, _ = k_cache.shape
     group = num_q_heads // num_kv_heads
     assert not combine or stages * tile_n == 256  # K's ring holds consumer 1's 64 x 256 fp32 O
+    assert not consumer_converts or v_slots == 2  # one fp16 V slot per consumer
     assert max_seqlen_q * group <= 64 and head == 256
     partials = (1 if combine else 2) * splits  # always merged, even one partial (split_workspace would hand out `out`)
     part = torch.empty(partials, num_tokens, num_q_heads, head, dtype=torch.float32, device=out.device)
