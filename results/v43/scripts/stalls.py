@@ -28,6 +28,7 @@ for region, agg in by_region.items():
     total = sum(agg.values())
     if total:
         print(region, total, {h: v for h, v in sorted(agg.items(), key=lambda x: -x[1]) if v > 0.02 * total})
-for samples, region, addr, sass, stalls in sorted(lines, key=lambda x: -x[0])[:int(sys.argv[2]) if len(sys.argv) > 2 else 30]:
+top_lines = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+for samples, region, addr, sass, stalls in sorted(lines, key=lambda x: -x[0])[:top_lines]:
     top = {h: v for h, v in sorted(stalls.items(), key=lambda x: -x[1])[:3] if v}
     print(samples, region, addr, sass[:60], top)

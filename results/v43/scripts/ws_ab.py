@@ -8,9 +8,10 @@ Configs: (tile_n, stages, fp16 V slots, consumer registers, producer registers, 
 ahead, each consumer converts its own tiles' V into its own fp16 slot instead of the producer, consumer 0 reads q
 after the partitions split, so the producer's first copies do not wait for it, consumer 1 hands its O, m and l to
 consumer 0 through shared memory, so a program writes one partial); compile_ws.py's spill instructions (producer +
-consumers): ccah 28 + 19 (3 in a loop), ccahq 28 + 22, ccahqc 30 + 49 (the combine holds both O). Measured and dropped (perf-notes v43): in call 2
-(64, 4, 2), (64, 3, 3), (32, 8, 4), (32, 6, 4) with 216 / 72 registers and the producer converting V; in call 3 the
-first two with the page table read ahead; in call 5 "cc", ccah without the read ahead.
+consumers): ccah 28 + 19 (3 in a loop), ccahq 28 + 22, ccahqc 30 + 49 (the combine holds both O). Measured and
+dropped (perf-notes v43): in call 2 (64, 4, 2), (64, 3, 3), (32, 8, 4), (32, 6, 4) with 216 / 72 registers and the
+producer converting V; in call 3 the first two with the page table read ahead; in call 5 "cc", ccah without the read
+ahead. Calls 2-5 ran this script with those configs (their commits hold them).
 --one NAME: the q=4 long request once with config NAME (for ncu).
 Usage: ws_ab.py OUT.jsonl RUNS | ws_ab.py --check OUT.jsonl | ws_ab.py --one NAME"""
 import json

@@ -24,7 +24,9 @@ import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy
-from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, warpgroup_mma, warpgroup_mma_wait
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared, mbarrier, warpgroup_mma, warpgroup_mma_wait,
+)
 
 from pagedattn.ops.common import LOG2E, launch_merge, scale_args
 from pagedattn.ops.gluon_common import load_scale
@@ -44,7 +46,8 @@ def _stage_q(q_ptr, q_first, q_len, kv_head, stride_q_tok, stride_q_head, k_scal
     Q_LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [4, 1], [1, 0])
     offs_q = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, Q_LOAD))
     q_ok = (offs_q < BLOCK_M // GROUP * GROUP) & (offs_q // GROUP < q_len)
-    q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
+    q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + \
+        (kv_head * GROUP + offs_q % GROUP) * stride_q_head
     q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
                 mask=q_ok[:, None], other=0.0)
     q_hi, q_lo, row_down = _e4m3_pair(q.to(gl.float32))
@@ -115,7 +118,8 @@ def _producer(k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_fr
 @gluon.jit
 def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready, done,
               m_smem, l_smem,
-              q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr, lse_ptr,
+              q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+              lse_ptr,
               v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head, part_split, num_tokens,
               WHICH: gl.constexpr, NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr,
               TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
@@ -171,8 +175,8 @@ def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_
             o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
             gl.thread_barrier()
             mbarrier.arrive(v_free.index(j % V_SLOTS))
-    if COMBINE:  # consumer 1 hands its O, m and l to consumer 0 through K's ring (64 x 256 fp32: STAGES x TILE_N = 256),
-        # which writes one partial
+    if COMBINE:  # consumer 1 hands its O, m and l to consumer 0 through K's ring (64 x 256 fp32: STAGES x TILE_N =
+        # 256), which writes one partial
         O_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], gl.float32)
         o_smem = k_ring._reinterpret(gl.float32, [BLOCK_M, D], O_SMEM)
         if WHICH == 1:
@@ -287,14 +291,17 @@ def ws_fp8_kernel(
     v_head = kv_head * stride_v_head
     gl.warp_specialize([
         (_consumer, (q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
-                     done, m_smem, l_smem, q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+                     done, m_smem, l_smem, q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem,
+                     full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
                      PARTIALS * split, num_tokens, 0, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
                      CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE)),
         (_consumer, (q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
-                     done, m_smem, l_smem, q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, part_ptr,
+                     done, m_smem, l_smem, q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem,
+                     full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
-                     PARTIALS * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
+                     PARTIALS * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS,
+                     V_SCALE_TENSOR,
                      CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE)),
         (_producer, (k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, done, table_row, tile_lo,
                      tile_hi, kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
