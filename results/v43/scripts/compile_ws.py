@@ -26,7 +26,7 @@ const.update(NUM_Q_HEADS=16, GROUP=16, D=256, PAGE=16, TILE_N=tile, STAGES=stage
              K_SCALE_TENSOR=False, V_SCALE_TENSOR=False, CONSUMER_REGS=creg, PRODUCER_REGS=preg,
              PAGES_AHEAD=bool(int(os.environ.get("AHEAD", "1"))),
              CONSUMER_CONVERTS=bool(int(os.environ.get("CC", "0"))), Q_IN_CONSUMER=bool(int(os.environ.get("QC", "0"))),
-             COMBINE=bool(int(os.environ.get("COMBINE", "0"))))
+             COMBINE=bool(int(os.environ.get("COMBINE", "0"))), SHARED_V16=bool(int(os.environ.get("SV", "0"))))
 divisible = [i for i, n in enumerate(k.arg_names) if n.startswith("stride") or n.endswith("_ptr")]
 attrs = {(i,): [["tt.divisibility", 16]] for i in divisible if sig[k.arg_names[i]] != "constexpr"}
 c = triton.compile(GluonASTSource(fn=k, signature=sig, constexprs=const, attrs=attrs), target=cr.TARGET,

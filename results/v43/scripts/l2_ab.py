@@ -1,7 +1,8 @@
 """v43: the per-SM rate of ws_fp8.py's kernel against the library's where HBM is not the limit: FP8 verify whose K/V
 (33.5 MB) stays in the H100's 50 MB L2 between calls (one input set, not the bench's rotation), so the time is the
 kernels' own loop, prologue and merge. Cases: B=8 q=4 16q/1kv at 8,192 keys, B=1 q=4 16q/1kv at 65,536 keys (the long
-request's shape at half its keys). Variants: the dispatcher's profile ("base"), ws_ab.py's ccahq and ccahqc.
+request's shape at half its keys). Variants: the dispatcher's profile ("base"), ws_ab.py's ccahqc, sv5 and sv5n (call 7 ran
+ccahq and ccahqc).
 `ab_probe.check_and_time`: NaN-prefilled outputs against float64, alternated graph timing, min of 5 rounds.
 --one NAME: the 65,536-key case's ws kernel with config NAME, three calls on one input set (for ncu).
 Usage: l2_ab.py OUT.jsonl | l2_ab.py --one NAME"""
@@ -42,7 +43,7 @@ elif __name__ == "__main__":
             base = select.select_profile(case_shape_key(SimpleNamespace(shape=shape)), DeviceInfo.current()).profile
             launch = launch_unified_keys_rows if base.keys_as_rows else launch_verify_wgmma
             variants = {"base": unified_variant(launch, base)}
-            variants.update({name: ws_variant(CONFIGS[name], ws_splits(shape)) for name in ("ccahq", "ccahqc")})
+            variants.update({name: ws_variant(CONFIGS[name], ws_splits(shape)) for name in ("ccahqc", "sv5", "sv5n")})
             print(label, base.short(), flush=True)
             row = {"case": label, **check_and_time(variants, [inputs], reference.unified_attention(**inputs.kwargs), 5)}
             print(json.dumps({k: v for k, v in row.items() if k != "ms_all"}), flush=True)

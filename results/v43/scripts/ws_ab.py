@@ -7,9 +7,10 @@ Otherwise: the check, then the FP8 long request at q=4 and FP8 MTP verify (16q/1
 Configs: (tile_n, stages, fp16 V slots, consumer registers, producer registers, page-table entries read a step
 ahead, each consumer converts its own tiles' V into its own fp16 slot instead of the producer, consumer 0 reads q
 after the partitions split, so the producer's first copies do not wait for it, consumer 1 hands its O, m and l to
-consumer 0 through shared memory, so a program writes one partial); compile_ws.py's spill instructions (producer +
-consumers): ccah 28 + 19 (3 in a loop), ccahq 28 + 22, ccahqc 30 + 49 (the combine holds both O). Measured and
-dropped (perf-notes v43): in call 2 (64, 4, 2), (64, 3, 3), (32, 8, 4), (32, 6, 4) with 216 / 72 registers and the
+consumer 0 through shared memory, so a program writes one partial, both consumers share one fp16 V slot taken in tile
+order, which makes room for a 5th ring stage); compile_ws.py's spill instructions (producer + consumers): ccahqc 30 + 49
+(the combine holds both O), sv5 48 + 0, sv5n 7 + 0. Measured and dropped (perf-notes v43): ccah and ccahq (ccahqc
+without the combine, and without q read after the split) in calls 5-7; in call 2 (64, 4, 2), (64, 3, 3), (32, 8, 4), (32, 6, 4) with 216 / 72 registers and the
 producer converting V; in call 3 the first two with the page table read ahead; in call 5 "cc", ccah without the read
 ahead. Calls 2-5 ran this script with those configs (their commits hold them).
 --one NAME: the q=4 long request once with config NAME (for ncu).
@@ -29,14 +30,14 @@ from pagedattn.profiles import select  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
 from ws_fp8 import launch_ws_fp8  # noqa: E402
 
-CONFIGS = {"ccah": (64, 4, 2, 224, 56, True, True, False, False), "ccahq": (64, 4, 2, 224, 56, True, True, True, False),
-           "ccahqc": (64, 4, 2, 224, 56, True, True, True, True)}
+CONFIGS = {"ccahqc": (64, 4, 2, 224, 56, True, True, True, True, False),
+           "sv5": (64, 5, 1, 224, 56, True, True, True, True, True), "sv5n": (64, 5, 1, 224, 56, False, True, True, True, True)}
 LABELS = ("B=1 q=4 kv=131072 16q/1kv d256 fp8", "B=20 q=4 kv=32768 16q/1kv d256 fp8",
           "B=20 q=4 kv=70000 16q/1kv d256 fp8", "B=20 q=4 kv=32768 32q/2kv d256 fp8")
 
 
 def ws_variant(config, splits):
-    tile_n, stages, slots, consumer_regs, producer_regs, ahead, converts, q_in_consumer, combine = config
+    tile_n, stages, slots, consumer_regs, producer_regs, ahead, converts, q_in_consumer, combine, shared = config
 
     def call(kw, out):
         launch_ws_fp8(kw["q"], kw["k_cache"], kw["v_cache"], out, kw["cu_seqlens_q"], kw["seq_lens"], kw["block_table"],
@@ -44,7 +45,7 @@ def ws_variant(config, splits):
                       v_scale=kw["v_scale"], tile_n=tile_n, stages=stages, v_slots=slots, splits=splits,
                       consumer_regs=consumer_regs, producer_regs=producer_regs, pages_ahead=ahead,
                       consumer_converts=converts, q_in_consumer=q_in_consumer,
-                      combine=combine)
+                      combine=combine, shared_v16=shared)
     return call
 
 

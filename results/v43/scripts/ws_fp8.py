@@ -9,9 +9,12 @@ their chains. The flags (constexpr) are the forms measured:
   PAGES_AHEAD        the producer reads the page-table entries of the tile it copies next step, carried in registers.
   Q_IN_CONSUMER      False: q is read and split into its e4m3 tiles before the partitions split; True: consumer 0
                      does it after the split (the producer's first copies do not wait) and signals q_ready.
+  SHARED_V16         with CONSUMER_CONVERTS: one fp16 slot (V_SLOTS = 1) for both consumers, taken in tile order (a
+                     consumer converts after its softmax, once the other's P.V of the tile before is done, and only
+                     then frees the ring slot), so a 5th ring stage fits.
   COMBINE            False: each consumer writes its own fp32 partial (2 x splits partials); True: consumer 1 hands
                      its O, m and l to consumer 0 through K's ring once the producer and consumer 0 are done with it
-                     (STAGES x TILE_N = 256), and a program writes one partial. The library's merge follows.
+                     (STAGES x TILE_N >= 256), and a program writes one partial. The library's merge follows.
 
 Barriers (count 1 each, one arrival per use, from a partition's first thread after its named barrier): full[s]
 (producer -> consumer: tile in ring slot s has landed, with its usable bytes, and with CONSUMER_CONVERTS False its fp16
@@ -124,7 +127,7 @@ def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_
               WHICH: gl.constexpr, NUM_Q_HEADS: gl.constexpr, GROUP: gl.constexpr, D: gl.constexpr,
               TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, V_SCALE_TENSOR: gl.constexpr,
               CONSUMER_CONVERTS: gl.constexpr, Q_IN_CONSUMER: gl.constexpr, K_SCALE_TENSOR: gl.constexpr,
-              COMBINE: gl.constexpr):
+              COMBINE: gl.constexpr, SHARED_V16: gl.constexpr):
     CONVERT: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [4, 1], [1, 0])
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, TILE_N, 32])
     O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, D, 16])
@@ -151,12 +154,13 @@ def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_
                            use_acc=False, is_async=True)
         sc = warpgroup_mma(q_lo_smem, k_tile.permute([1, 0]), sc, is_async=True)
         usable = usable_smem.index(s).load(gl.SliceLayout(0, S_MMA)) != 0
-        if CONSUMER_CONVERTS:  # this consumer's fp16 slot, converted while Q.K^T runs
+        if CONSUMER_CONVERTS and not SHARED_V16:  # this consumer's fp16 slot, converted while Q.K^T runs
             _convert_v(v_ring.index(s), v16.index(WHICH), TILE_N, CONVERT)
             fence_async_shared()
         sc = warpgroup_mma_wait(num_outstanding=0, deps=(sc,))
-        gl.thread_barrier()  # every warp's products, usable bytes (and conversion) read slot s
-        mbarrier.arrive(k_free.index(s))
+        if not SHARED_V16:
+            gl.thread_barrier()  # every warp's products, usable bytes (and conversion) read slot s
+            mbarrier.arrive(k_free.index(s))
         pos = (tile_lo + j) * TILE_N + gl.arange(0, TILE_N, layout=gl.SliceLayout(0, S_MMA))
         visible = (pos[None, :] <= q_pos[:, None]) & usable[None, :]
         sc = gl.where(visible, sc * score_scale[:, None], float("-inf"))
@@ -167,7 +171,18 @@ def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_
         m_i = m_new
         p_op = gl.convert_layout(p.to(gl.float16), P_OP)
         o = o * gl.convert_layout(alpha, ROWS)[:, None]
-        if CONSUMER_CONVERTS:
+        if SHARED_V16:  # one fp16 slot, taken in tile order: tile j - 1's P.V (the other consumer's) is done with it
+            if j >= 1:
+                mbarrier.wait(v_free.index(0), (j - 1) & 1)
+            _convert_v(v_ring.index(s), v16.index(0), TILE_N, CONVERT)
+            fence_async_shared()
+            gl.thread_barrier()  # every warp's products, usable bytes and conversion read slot s
+            mbarrier.arrive(k_free.index(s))
+            o = warpgroup_mma(p_op, v16.index(0), o, is_async=True)
+            o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
+            gl.thread_barrier()
+            mbarrier.arrive(v_free.index(0))
+        elif CONSUMER_CONVERTS:
             o = warpgroup_mma(p_op, v16.index(WHICH), o, is_async=True)
             o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
         else:
@@ -175,10 +190,10 @@ def _consumer(q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_
             o = warpgroup_mma_wait(num_outstanding=0, deps=(o,))
             gl.thread_barrier()
             mbarrier.arrive(v_free.index(j % V_SLOTS))
-    if COMBINE:  # consumer 1 hands its O, m and l to consumer 0 through K's ring (64 x 256 fp32: STAGES x TILE_N =
+    if COMBINE:  # consumer 1 hands its O, m and l to consumer 0 through K's ring (64 x 256 fp32: STAGES x TILE_N >=
         # 256), which writes one partial
         O_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, D], gl.float32)
-        o_smem = k_ring._reinterpret(gl.float32, [BLOCK_M, D], O_SMEM)
+        o_smem = k_ring._reinterpret(gl.float32, [BLOCK_M, D], O_SMEM)  # its first 64 KB
         if WHICH == 1:
             mbarrier.wait(done.index(0), 0)  # the producer's last copies landed
             mbarrier.wait(done.index(1), 0)  # consumer 0 read its last tile
@@ -236,7 +251,7 @@ def ws_fp8_kernel(
     TILE_N: gl.constexpr, STAGES: gl.constexpr, V_SLOTS: gl.constexpr, SAME_STRIDES: gl.constexpr,
     K_SCALE_TENSOR: gl.constexpr, V_SCALE_TENSOR: gl.constexpr, CONSUMER_REGS: gl.constexpr,
     PRODUCER_REGS: gl.constexpr, PAGES_AHEAD: gl.constexpr, CONSUMER_CONVERTS: gl.constexpr,
-    Q_IN_CONSUMER: gl.constexpr, COMBINE: gl.constexpr,
+    Q_IN_CONSUMER: gl.constexpr, COMBINE: gl.constexpr, SHARED_V16: gl.constexpr,
 ):
     kv_head = gl.program_id(1)
     split = gl.program_id(2)
@@ -295,14 +310,14 @@ def ws_fp8_kernel(
                      full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
                      PARTIALS * split, num_tokens, 0, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS, V_SCALE_TENSOR,
-                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE)),
+                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE, SHARED_V16)),
         (_consumer, (q_ptr, stride_q_tok, stride_q_head, k_scale_ptr, softmax_scale, k_scale_value, q_ready,
                      done, m_smem, l_smem, q_hi_smem, q_lo_smem, row_scale_smem, k_ring, v_ring, v16, usable_smem,
                      full, k_free, v_free, part_ptr,
                      lse_ptr, v_scale_ptr, v_scale_value, tile_lo, tile_hi, context, q_first, q_len, kv_head,
                      PARTIALS * split + 1, num_tokens, 1, NUM_Q_HEADS, GROUP, D, TILE_N, STAGES, V_SLOTS,
                      V_SCALE_TENSOR,
-                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE)),
+                     CONSUMER_CONVERTS, Q_IN_CONSUMER, K_SCALE_TENSOR, COMBINE, SHARED_V16)),
         (_producer, (k_ptr, v_ptr, k_ring, v_ring, v16, usable_smem, full, k_free, v_free, done, table_row, tile_lo,
                      tile_hi, kv_len, max_blocks, num_blocks, k_head, v_head, stride_k_block, stride_k_slot,
                      stride_v_block, stride_v_slot, D, PAGE, TILE_N, STAGES, V_SLOTS, SAME_STRIDES, PAGES_AHEAD,
@@ -313,14 +328,16 @@ def ws_fp8_kernel(
 def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table, *, max_seqlen_q: int,
                   softmax_scale: float, k_scale=None, v_scale=None, tile_n=64, stages=4, v_slots=2, splits=128,
                   consumer_regs=216, producer_regs=72, pages_ahead=True,
-                  consumer_converts=False, q_in_consumer=False, combine=False) -> None:
+                  consumer_converts=False, q_in_consumer=False, combine=False,
+                  shared_v16=False) -> None:
     """One query block of at most 64 packed rows per sequence (max_seqlen_q x group <= 64); 2 x splits partials,
     then the library's merge."""
     num_tokens, num_q_heads, head = q.shape
     num_blocks, page, num_kv_heads, _ = k_cache.shape
     group = num_q_heads // num_kv_heads
-    assert not combine or stages * tile_n == 256  # K's ring holds consumer 1's 64 x 256 fp32 O
-    assert not consumer_converts or v_slots == 2  # one fp16 V slot per consumer
+    assert not combine or stages * tile_n >= 256  # K's ring holds consumer 1's 64 x 256 fp32 O
+    assert v_slots == (1 if shared_v16 else 2) or not consumer_converts  # one fp16 V slot per consumer, or one shared
+    assert consumer_converts or not shared_v16
     assert max_seqlen_q * group <= 64 and head == 256
     partials = (1 if combine else 2) * splits  # always merged, even one partial (split_workspace would hand out `out`)
     part = torch.empty(partials, num_tokens, num_q_heads, head, dtype=torch.float32, device=out.device)
@@ -336,7 +353,7 @@ def launch_ws_fp8(q, k_cache, v_cache, out, cu_seqlens_q, seq_lens, block_table,
         NUM_Q_HEADS=num_q_heads, GROUP=group, D=head, PAGE=page, TILE_N=tile_n, STAGES=stages, V_SLOTS=v_slots,
         SAME_STRIDES=k_cache.stride() == v_cache.stride(), K_SCALE_TENSOR=k_is_t, V_SCALE_TENSOR=v_is_t,
         CONSUMER_REGS=consumer_regs, PRODUCER_REGS=producer_regs, PAGES_AHEAD=pages_ahead,
-        CONSUMER_CONVERTS=consumer_converts, Q_IN_CONSUMER=q_in_consumer, COMBINE=combine,
+        CONSUMER_CONVERTS=consumer_converts, Q_IN_CONSUMER=q_in_consumer, COMBINE=combine, SHARED_V16=shared_v16,
         num_warps=4,
     )
     launch_merge(part, lse, out)
