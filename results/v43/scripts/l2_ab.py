@@ -10,8 +10,6 @@ import json
 import sys
 from types import SimpleNamespace
 
-import torch
-
 sys.path.insert(0, "scripts")
 from ab_probe import check_and_time, unified_variant  # noqa: E402
 from pagedattn import reference, workloads  # noqa: E402
@@ -20,22 +18,13 @@ from pagedattn.ops.unified_keys_rows import launch_unified_keys_rows  # noqa: E4
 from pagedattn.ops.verify_wgmma import launch_verify_wgmma  # noqa: E402
 from pagedattn.profiles import select  # noqa: E402
 from pagedattn.tune import case_shape_key  # noqa: E402
-from ws_ab import CONFIGS, ws_splits, ws_variant  # noqa: E402
+from ws_ab import CONFIGS, three_calls, ws_splits, ws_variant  # noqa: E402
 
 SHAPES = {"B=8 q=4 kv=8192 16q/1kv fp8 (L2)": workloads.UnifiedShape((4,) * 8, (8192,) * 8, 16, 1, 256, kv_dtype="fp8"),
           "B=1 q=4 kv=65536 16q/1kv fp8 (L2)": workloads.UnifiedShape((4,), (65536,), 16, 1, 256, kv_dtype="fp8")}
 
-def one(name: str) -> None:
-    shape = SHAPES["B=1 q=4 kv=65536 16q/1kv fp8 (L2)"]
-    kwargs = shape.build("cuda").kwargs
-    out = torch.empty_like(kwargs["q"])
-    for _ in range(3):
-        ws_variant(CONFIGS[name], ws_splits(shape))(kwargs, out)
-    torch.cuda.synchronize()
-
-
 if __name__ == "__main__" and sys.argv[1] == "--one":
-    one(sys.argv[2])
+    three_calls(SHAPES["B=1 q=4 kv=65536 16q/1kv fp8 (L2)"], sys.argv[2])
 elif __name__ == "__main__":
     with open(sys.argv[1], "w") as f:
         for label, shape in SHAPES.items():
