@@ -3,7 +3,7 @@ vw_fill (every page-table load of the wgmma kernel's prologue before its first c
 verify, and ukr_qbar (q's and the first two tiles' page-table loads before the keys-as-rows kernel's first copy)
 against ukr_base on the FP8 long requests and FP8 MTP verify (build/v44, make_variants.py).
 `ab_probe.time_unified_case`: NaN-prefilled outputs checked against float64, alternated graph timing, min of 7 rounds.
-Usage: fill_ab.py OUT.jsonl"""
+Usage: fill_ab.py OUT.jsonl [CASE LABEL ...]"""
 import importlib
 import sys
 
@@ -29,6 +29,7 @@ def forms(case) -> dict:
 if __name__ == "__main__":
     cases = [c for w in ("mtp-verify", "long-request") for c in workloads.get_workload(w).cases
              if c.label in KEYS_ROWS or (w == "mtp-verify" and c.shape.kv_dtype == "bf16")]
+    cases = [c for c in cases if not sys.argv[2:] or c.label in sys.argv[2:]]
     with open(sys.argv[1], "w") as f:
         for case in cases:
             time_unified_case(case, forms(case), f, runs=7)
