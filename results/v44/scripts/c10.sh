@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# v44 call 10, only on an H200 (on any other GPU it stops after writing the GPU's name), in the ~370 s of device time
+# v44 call 10 (from the tree with item 6; its one try got an H100 and stopped), only on an H200 (on any other GPU it stops after writing the GPU's name), in the ~370 s of device time
 # the session had left after two failed starts: item 6 moved the unified kernels' hash, so every unified bucket of the
 # H200 table is measured again on the new sources at its two starting points (the previous table's profile and the
 # no-table profile, `--max-candidates 2`: a re-measure, not the full re-tune of scripts/gpu-session.sh retune), then
