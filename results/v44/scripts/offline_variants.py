@@ -19,13 +19,21 @@ FORMS = ("base", "pvpipe", "chunk64", "nobar", "nopv", "nocopy", "noexp", "novot
 PROFILES = (LaunchProfile(64, 128, 132, 8, 2, keys_as_rows=True), LaunchProfile(16, 64, 256, 4, 2, keys_as_rows=True))
 
 
-def build(kernel, profile):
+def compiled(kernel, profile) -> dict:
+    """compile_report's build of a keys-as-rows form at `profile` (16q/1kv, head size 256, FP8 pages, splits), at the
+    register cap the launcher passes, with its SASS."""
     sig, const = cr._signature(kernel, cr._pointer_types("bf16", "fp8", "unified"), FLOATS, {"k_scale_ptr", "v_scale_ptr"})
     const.update(NUM_Q_HEADS=16, GROUP=16, HN=profile.block_m, D=256, PAGE=16, TILE_N=profile.tile_n,
                  STAGES=profile.num_stages, SPLIT=True, SAME_STRIDES=True, K_SCALE_TENSOR=False, V_SCALE_TENSOR=False,
                  MULTI_BLOCK=False)
     cap = keys_rows_register_cap(profile, 256, KNOWN_DEVICES["NVIDIA_H200"])
-    info = cr._compile(kernel, sig, const, profile.num_warps, 1, source=cr.GluonASTSource, sass=True, maxnreg=cap)
+    return cr._compile(kernel, sig, const, profile.num_warps, 1, source=cr.GluonASTSource, sass=True, maxnreg=cap) | {
+        "cap": cap}
+
+
+def build(kernel, profile):
+    info = compiled(kernel, profile)
+    cap = info["cap"]
     loop, ops = cr.hot_loop(info["sass"])
     return {k: info[k] for k in ("regs", "stack", "smem", "serial")} | {
         "cap": cap, "loop": loop, "LDL": ops.get("LDL", 0), "STL": ops.get("STL", 0), "F2FP": ops.get("F2FP", 0)}
