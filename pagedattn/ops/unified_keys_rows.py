@@ -31,8 +31,9 @@ never attended; a byte per ring key says which keys are usable. KV
 segments are cut from each sequence's length on the device as in ops/unified.py; segments past a
 sequence's keys write lse = -inf and exit; rows that see no key write 0. The sequence's length is
 read with its query bounds, before the empty-sequence exit, so the three take one round trip; q is
-read before the first tiles' copies in the source and converted after them (perf-notes v17 item 2),
-but ptxas issues its loads after the copies, where they wait behind the tile's bytes (perf-notes v44
+read before the first tile's copies and converted after them (perf-notes v17 item 2), with the first
+tile's and the first loop step's page-table entries, and a barrier keeps all of them ahead of the copies
+(without it ptxas issues them after the copies, where they wait behind the tile's bytes: perf-notes v44
 item 6). With splits, the fp32 partial rows are stored straight from O^T's wgmma
 registers, one 8-byte store per pair of head dimensions, instead of through a layout change in
 shared memory (perf-notes v27 item 3: the stores took 2.8 instead of 6.6 us per 64-row program,
@@ -134,8 +135,7 @@ def unified_keys_rows_kernel(
     offs_q = gl.arange(0, HN, layout=gl.SliceLayout(1, Q_LOAD))
     q_rows = (q_first + offs_q // GROUP).to(gl.int64) * stride_q_tok + (kv_head * GROUP + offs_q % GROUP) * stride_q_head
     q_ok = (offs_q < HN // GROUP * GROUP) & (offs_q // GROUP < q_len)
-    # q is read before the first tiles' copies in the source and converted after them; ptxas issues its loads after
-    # the copies all the same, where they wait behind the tile's bytes (perf-notes v44 item 6)
+    # q is read before the first tile's copies (the barrier before them below) and converted after them
     q = gl.load(q_ptr + q_rows[:, None] + gl.arange(0, D, layout=gl.SliceLayout(0, Q_LOAD))[None, :],
                 mask=q_ok[:, None], other=0.0)
 
