@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# v50 call 10, only on an H200 (on any other GPU it stops after writing the GPU's name): the MTP verify and
+# v50 calls 10-11 (neither started), only on an H200 (on any other GPU it stops after writing the GPU's name): the MTP verify and
 # long-request bench of the landed library (v44 item 6 with its re-tuned table) twice, for the FP8 long request at
 # q=1 and BF16 MTP on a second machine (calls 7-9 had a 4.66 TB/s one; the q=1 time does not follow the ceiling).
 . scripts/call-prologue.sh v50 c10

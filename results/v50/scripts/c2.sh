@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# v50 call 2, on the H200 that call 1 (`results/v45/scripts/c1.sh`) got, with call 1's re-tuned NVIDIA_H200.json in
+# v50 call 8 (outputs in c2), on the H200 that call 7 (`results/v45/scripts/c1.sh`) got, with its re-tuned NVIDIA_H200.json in
 # pagedattn/profiles/tables: the MTP verify and long-request bench twice more, for the medians of the two rows at
 # the 60 % / 80 % lines (the FP8 long request at q=1, BF16 MTP 16q/1kv at 32,768 keys).
 mkdir -p $OUT/c2; nvidia-smi --query-gpu=name --format=csv,noheader

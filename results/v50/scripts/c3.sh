@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# v50 call 3, on the same H200 with call 1's table: a wider tuner pass over the FP8 long request at q=1 alone (up to
+# v50 call 9 (outputs in c3), on the same H200 with call 7's table: a wider tuner pass over the FP8 long request at q=1 alone (up to
 # 40 candidates, where the re-tune's pass measured 8), to see whether a profile the re-tune did not reach takes it over
 # the 60 % line; then the long-request bench. Brings back the table the pass wrote.
 mkdir -p $OUT/c3; t0=$(date +%s)
