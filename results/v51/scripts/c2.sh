@@ -4,7 +4,7 @@
 # runs on (elsewhere it stops after writing the GPU's name): the unified re-tune on it, the bench of MTP verify and the
 # long requests, the GPU tests of the keys-as-rows kernel, the API, the profile layer and test_gpu, and
 # compute-sanitizer memcheck over its bad-page tests, each after the re-tune in what is left of LIMIT seconds
-# (default 400; call 2 ran with 280, all the session's device time had left).
+# (default 400; a cold re-tune took 217 s in v50 call 7).
 # Bring back NVIDIA_H200.json (to pagedattn/profiles/tables) and retune.tgz (its reports to docs/profiles-h200.md).
 . scripts/call-prologue.sh v51 c2
 if ! grep -q H200 $o/times.txt; then cat $o/times.txt; exit 0; fi

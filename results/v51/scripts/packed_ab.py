@@ -1,4 +1,4 @@
-"""v51: ukr_packed (q's two e4m3 terms in one Q.K^T product) against ukr_base (main's kernel, two products), the same
+"""v51: ukr_packed (q's two e4m3 terms in one Q.K^T product) against ukr_base (v50's kernel, two products), the same
 profile (the dispatcher's), on the bench cases the keys-as-rows kernel runs: both FP8 long requests and FP8 MTP verify
 (build/v51, make_variants.py). `ab_probe.time_unified_case`: NaN-prefilled outputs checked against float64, alternated
 graph timing, min of 7 rounds.
