@@ -38,7 +38,9 @@ os.environ.update(NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NV
 import argparse  # noqa: E402
 import copy  # noqa: E402
 import json  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
+import time  # noqa: E402
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -89,7 +91,13 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def progress(rank: int, start: float, step: str) -> None:
+    """One line on stderr per finished step and rank, so a rank that dies says how far it got."""
+    print(f"rank {rank}: {step} ({time.perf_counter() - start:.1f} s)", file=sys.stderr, flush=True)
+
+
 def main() -> None:
+    start = time.perf_counter()
     args = parse_args()
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     q_heads, kv_heads = LAYOUTS[args.layout][:2]
@@ -122,13 +130,17 @@ def main() -> None:
         del model, exact
         if device == "cuda":
             torch.cuda.empty_cache()
+        progress(rank, start, "single-device runs done")
     dist.barrier()
 
     recorder.layout = None
     model = AutoModelForCausalLM.from_pretrained(args.checkpoint_dir, dtype=dtype, attn_implementation=IMPLEMENTATIONS[args.attn],
                                                  distributed_config=DistributedConfig(tp_plan="auto"))
+    progress(rank, start, "tensor-parallel model loaded")
     tp = timed_generate_batch(model, prompts, args.max_new_tokens, device, cb_settings)
+    progress(rank, start, "tensor-parallel generate_batch done")
     tp_logits = first_step_logits(model, prompts[: args.logit_requests], args.logit_steps, cb_settings)
+    progress(rank, start, "tensor-parallel logits recorded")
     layouts = [None] * world
     dist.all_gather_object(layouts, recorder.layout)
 
@@ -156,6 +168,7 @@ def main() -> None:
               f"in float32 {rounding:.4f}; TP within 2x the rounding error: {report['tp_within_rounding']}", flush=True)
     dist.barrier()
     dist.destroy_process_group()
+    progress(rank, start, "process groups destroyed")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,9 @@ CB_SETTINGS = dict(block_size=16, num_blocks=32, max_batch_tokens=24)
 LOGIT_TOLERANCE = 2e-3  # 4 fp16 ulps at 0.5; implementations differ by about one
 NAME = integration.register()
 ROOT = Path(__file__).resolve().parents[1]
+# what a rank prints when C++ code calls std::terminate with no exception in flight; seen once on CI
+# (2026-12-07) from the 2-rank gloo run below, never reproduced here (30 runs, 10 of them under load)
+CPP_RUNTIME_ABORT = "terminate called without an active exception"
 
 
 def tiny_qwen3(seed: int, sliding_window: int | None = None) -> Qwen3ForCausalLM:
@@ -228,7 +231,10 @@ def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
     """scripts/serve_transformers_tp.py on 2 CPU ranks (gloo): transformers' TP plan splits the
     4q/2kv model into 2q/1kv per rank, the kernel sees exactly that, and the greedy tokens match
     the single-process run of the same checkpoint. GPUs are hidden from the ranks (on a GPU machine
-    too), so pagedattn runs under the Triton interpreter there as on CI."""
+    too), so pagedattn runs under the Triton interpreter there as on CI. A run whose rank dies in a C++
+    std::terminate (no Python exception: the distributed runtime, never this code, which is Python
+    and Triton's interpreter) is run once more; every other failure fails at once. The script's
+    per-rank progress lines on stderr say how far each rank got."""
     pytest.importorskip("accelerate", reason="transformers loads tensor-parallel models through accelerate")
     report_path = tmp_path / "tp.json"
     command = [
@@ -240,9 +246,12 @@ def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
         "--checkpoint-dir", str(tmp_path / "model"), "--json", str(report_path),
     ]
     env = os.environ | {"PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
-    run = subprocess.run(command, env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert run.returncode == 0, run.stderr[-4000:]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    earlier = ""
+    if run.returncode != 0 and CPP_RUNTIME_ABORT in run.stderr:
+        earlier = f"an earlier run aborted in C++:\n{run.stderr[-3000:]}\nthe rerun:\n"
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, earlier + run.stderr[-4000:]
     report = json.loads(report_path.read_text())
     assert report["single_device"]["kernel_heads"] == {"q_heads": 4, "kv_heads": 2, "head_dim": 32}
     assert report["tensor_parallel"]["kernel_heads_per_rank"] == [{"q_heads": 2, "kv_heads": 1, "head_dim": 32}] * 2
