@@ -246,6 +246,7 @@ def test_tensor_parallel_ranks_see_their_share_of_heads(tmp_path):
         "--checkpoint-dir", str(tmp_path / "model"), "--json", str(report_path),
     ]
     env = os.environ | {"PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+
     def launch():
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
