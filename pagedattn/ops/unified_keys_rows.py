@@ -8,7 +8,11 @@ in ops/sparse_keys_rows.py, and the packed query rows are N:
 
 * S^T = K . Q^T on FP8 wgmma, 64 keys per warpgroup and step (128 on two warpgroups, or 64 on one),
   K straight from the cp.async ring, q as ops/verify_wgmma.py's two e4m3 tiles (`_e4m3_pair`) read
-  once per step; 2^-k per packed row, the softmax scale and k_scale scale the scores per column;
+  once per step; 2^-k per packed row, the softmax scale and k_scale scale the scores per column.
+  At 16 packed rows the two tiles are the 32 columns of one product (PACK_TERMS), so each k-step
+  reads the K tile from shared memory once, not once per term; columns c and 16 + c land in the
+  same thread and are added after the wait (perf-notes v51 item 1: 0.985x the time at q=1). At 32
+  and 64 rows each term keeps its own product (the 128-column one took 1.02-1.03x at 64 rows);
 * the softmax runs down the keys with ops/sparse_keys_rows.py's lazy base: each warp's vote
   (whether any of its scores grew past the running base by more than RESCALE_SLACK, one
   `vote.sync`, `gluon_common.warp_votes`) goes to shared memory with P^T, and only a set vote moves
@@ -21,14 +25,14 @@ in ops/sparse_keys_rows.py, and the packed query rows are N:
   values, ops/gluon_common.py's `fp8_pairs_to_fp16`), so O^T splits into even and odd head
   dimensions; with two warpgroups each owns half of each (64 fp32 registers per thread at 64 packed
   rows), one warpgroup owns both (64 registers at 32 rows); 32 keys of V at a time.
-K/V tiles are copied with ops/verify_wgmma.py's page addressing (`_tile_pages`, `_issue_tile`),
-each step reading the page-table entries of the tile it will copy next step (carried in registers,
-so the table's L2 read is not waited for between a tile's landing and the next copies: 2-5 % less
-time, perf-notes v16 item 4), at the top of the step, before its wait and barrier (read after them,
-ptxas issued the loads after the step's copies: 1.06x the time at 16 packed rows, perf-notes v38 item
-1): page ids outside [0, num_blocks) and entries past the table's width are masked, never copied,
-never attended; a byte per ring key says which keys are usable. KV
-segments are cut from each sequence's length on the device as in ops/unified.py; segments past a
+K/V tiles are copied with ops/verify_wgmma.py's page addressing and ring prologue (`_tile_pages`,
+`_issue_tile`, `_fill_ring`), each step reading the page-table entries of the tile it will copy
+next step (carried in registers, so the table's L2 read is not waited for between a tile's landing
+and the next copies: 2-5 % less time, perf-notes v16 item 4), at the top of the step, before its
+wait and barrier (read after them, ptxas issued the loads after the step's copies: 1.06x the time
+at 16 packed rows, perf-notes v38 item 1): page ids outside [0, num_blocks) and entries past the
+table's width are masked, never copied, never attended; a byte per ring key says which keys are
+usable. KV segments are cut from each sequence's length on the device as in ops/unified.py; segments past a
 sequence's keys write lse = -inf and exit; rows that see no key write 0. The sequence's length is
 read with its query bounds, before the empty-sequence exit, so the three take one round trip; q is
 read before the first tile's copies and converted after them (perf-notes v17 item 2), with the first
@@ -58,13 +62,13 @@ Launch parameters and the shape property each is tied to (from `pagedattn.profil
                 256 x block_m / threads: 64 at the most); more rows than that run in several blocks.
   tile_n        keys per step, 16 per warp (each warp's rows of S^T): 128 with num_warps = 8 (two
                 warpgroups split the keys for the scores and O^T's head dimension) or 64 with
-                num_warps = 4 (one warpgroup does both: at 16 packed rows 168 registers and 76 KB,
+                num_warps = 4 (one warpgroup does both: at 16 packed rows 150 registers and 76 KB,
                 so three programs share an SM, each with its own barriers; perf-notes v19 item 1:
                 6-11 % less time than 128 keys on FP8 batch decode at 32,768 keys).
   registers     the build's cap (ptxas' maxnreg, `select.keys_rows_register_cap`): where shared memory
                 lets more programs share an SM than the uncapped build's registers would, registers
-                are capped to hold them: 168 for the 16-row one-warpgroup form at 2 stages (174
-                uncapped since v37's tile addressing; no spill at 168).
+                are capped to hold them: 168 for the 16-row one-warpgroup form at 2 stages, which
+                builds at 150 under it since v51's packed terms (174 uncapped before, 168 capped).
   head size 256 O^T's even and odd halves (128 rows each).
   num_stages    depth of the K/V ring (>= 2). Shared memory = 2 x block_m x 256 (q's e4m3 tiles) +
                 stages x tile_n x 256 x 2 (K, V) + stages x tile_n (usable keys) + tile_n x block_m x
@@ -87,7 +91,7 @@ from ..profiles.types import LaunchProfile
 from .common import LOG2E, RESCALE_SLACK, launch_merge, scale_args, split_workspace
 from .gluon_common import any_warp_voted, fp8_pairs_to_fp16, interleaved_rows, load_scale, scaled_halves, warp_votes
 from .verify_wgmma import (
-    BATCH_SIZED_ARGS, _e4m3_pair, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages,
+    BATCH_SIZED_ARGS, _e4m3_pair, _fill_ring, _issue_tile, _no_queries, _query_block, _segment_tiles, _tile_pages,
 )
 
 CHUNK = gl.constexpr(32)  # keys of V converted and multiplied at a time (perf-notes v16 item 4)
@@ -112,6 +116,10 @@ def unified_keys_rows_kernel(
     COPY: gl.constexpr = gl.BlockedLayout([1, 16], [32 * 16 // D, D // 16], [WARPS, 1], [1, 0])
     Q_LOAD: gl.constexpr = gl.BlockedLayout([1, 8], [32 * 8 // D, D // 8], [WARPS, 1], [1, 0])
     S_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, HN, 32])
+    # at 16 packed rows q's two e4m3 terms are the 2 x HN columns of one product (perf-notes v51 item 1)
+    PACK_TERMS: gl.constexpr = HN == 16
+    S_TERMS: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1],
+                                                      instr_shape=[16, 2 * HN, 32])
     O_MMA: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[WARPS, 1], instr_shape=[16, HN, 16])
     V_OP: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=O_MMA, k_width=2)
     KEYS: gl.constexpr = gl.SliceLayout(1, S_MMA)
@@ -159,19 +167,21 @@ def unified_keys_rows_kernel(
     phys_next, ok_next = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N,
                                      PAGE, COPY)
     gl.thread_barrier()
-    for ahead in gl.static_range(STAGES - 1):  # the ring's first tiles; a deeper ring's later ones read their own pages
-        if ahead > 0:
-            phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE,
-                                   COPY)
-        _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
-                    stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
-                    SAME_STRIDES, COPY)
+    _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, table_row, tile_lo, tile_hi, kv_len, max_blocks,
+               num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D,
+               PAGE, STAGES, SAME_STRIDES, COPY)
     pages = gl.where(ok_next, phys_next, -1)
 
     q_hi, q_lo, down = _e4m3_pair(q.to(gl.float32))
-    Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([HN, D], gl.float8e4nv)
-    q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_hi)
-    q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_lo)
+    if PACK_TERMS:  # hi's rows, then lo's: column c of the product is hi's score, column HN + c lo's
+        q_smem = gl.allocate_shared_memory(gl.float8e4nv, [2 * HN, D],
+                                           gl.NVMMASharedLayout.get_default_for([2 * HN, D], gl.float8e4nv))
+        q_smem.slice(0, HN, dim=0).store(q_hi)
+        q_smem.slice(HN, HN, dim=0).store(q_lo)
+    else:
+        Q_SMEM: gl.constexpr = gl.NVMMASharedLayout.get_default_for([HN, D], gl.float8e4nv)
+        q_hi_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_hi)
+        q_lo_smem = gl.allocate_shared_memory(gl.float8e4nv, [HN, D], Q_SMEM, q_lo)
     col_scale = gl.convert_layout(down, COLS) * (softmax_scale * LOG2E
                                                  * load_scale(k_scale_ptr, k_scale_value, K_SCALE_TENSOR))
     q_pos = gl.where(col_ok, context + offs_c // GROUP, -1)  # padding columns see no key
@@ -194,14 +204,20 @@ def unified_keys_rows_kernel(
         pages = gl.where(ok, phys, -1)
         fence_async_shared()
         k_tile = k_ring.index(t % STAGES)
-        s = warpgroup_mma(k_tile, q_hi_smem.permute([1, 0]), gl.zeros([TILE_N, HN], gl.float32, S_MMA),
-                          use_acc=False, is_async=True)
-        s = warpgroup_mma(k_tile, q_lo_smem.permute([1, 0]), s, is_async=True)
+        if PACK_TERMS:  # one chain reads the K tile once for both terms
+            s = warpgroup_mma(k_tile, q_smem.permute([1, 0]), gl.zeros([TILE_N, 2 * HN], gl.float32, S_TERMS),
+                              use_acc=False, is_async=True)
+        else:
+            s = warpgroup_mma(k_tile, q_hi_smem.permute([1, 0]), gl.zeros([TILE_N, HN], gl.float32, S_MMA),
+                              use_acc=False, is_async=True)
+            s = warpgroup_mma(k_tile, q_lo_smem.permute([1, 0]), s, is_async=True)
         v_slot = v_pairs.index(t % STAGES)
         raw = v_slot.slice(0, CHUNK, dim=0).permute([1, 0]).load(V_OP)
         usable = usable_smem.index(t % STAGES).load(KEYS) != 0
         pos = gl.where(usable, t * TILE_N + gl.arange(0, TILE_N, layout=KEYS), 2 ** 30)  # unusable keys lie past every query
         s = warpgroup_mma_wait(num_outstanding=0, deps=(s,))
+        if PACK_TERMS:  # columns c and HN + c sit in the same thread: the sum needs no data movement
+            s = gl.convert_layout(gl.sum(gl.reshape(s, [TILE_N, 2, HN]), axis=1), S_MMA)
         if t * TILE_N + TILE_N - 1 <= context:  # every key precedes the first query: one compare per key, not per score
             growth = gl.where(usable[:, None], gl.fma(s, col_scale[None, :], -m_i[None, :]), float("-inf"))
         else:

@@ -141,15 +141,19 @@ def _issue_step_tile(k_ptr, v_ptr, k_smem, v_smem, usable_smem, pages, table_row
 
 
 @gluon.jit
-def _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo, tile_hi, kv_len, max_blocks, num_blocks,
-               k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N: gl.constexpr,
-               D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr, SAME_STRIDES: gl.constexpr,
-               COPY: gl.constexpr):
-    """The ring's prologue: the copies of the segment's first STAGES - 1 tiles, each with its page-table
-    read (ops/unified_keys_rows.py reads its first tile's entries before a barrier instead, perf-notes v44
-    item 6; here that measured 0.998-1.015x on BF16 MTP on the H200)."""
+def _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, table_row, tile_lo, tile_hi, kv_len, max_blocks,
+               num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot,
+               TILE_N: gl.constexpr, D: gl.constexpr, PAGE: gl.constexpr, STAGES: gl.constexpr,
+               SAME_STRIDES: gl.constexpr, COPY: gl.constexpr):
+    """The ring's prologue: the copies of the segment's first STAGES - 1 tiles. The first tile's
+    page-table entries (phys, ok: `_tile_pages` of tile_lo) are the caller's, so it chooses where they
+    are read: this kernel right before the copies, ops/unified_keys_rows.py before a barrier with q's
+    rows (perf-notes v44 item 6; here that measured 0.998-1.015x on BF16 MTP on the H200); each later
+    tile reads its own."""
     for ahead in gl.static_range(STAGES - 1):
-        phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+        if ahead > 0:
+            phys, ok = _tile_pages(table_row, tile_lo + ahead, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE,
+                                   COPY)
         _issue_tile(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, tile_lo + ahead, k_head, v_head,
                     stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
                     SAME_STRIDES, COPY)
@@ -341,9 +345,10 @@ def verify_wgmma_kernel(
     table_row = table_ptr + seq.to(gl.int64) * stride_table
     k_head = kv_head * stride_k_head
     v_head = kv_head * stride_v_head
-    _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, table_row, tile_lo, tile_hi, kv_len, max_blocks, num_blocks,
-               k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D, PAGE, STAGES,
-               SAME_STRIDES, COPY)
+    phys, ok = _tile_pages(table_row, tile_lo, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
+    _fill_ring(k_ptr, v_ptr, k_ring, v_ring, usable_smem, phys, ok, table_row, tile_lo, tile_hi, kv_len, max_blocks,
+               num_blocks, k_head, v_head, stride_k_block, stride_k_slot, stride_v_block, stride_v_slot, TILE_N, D,
+               PAGE, STAGES, SAME_STRIDES, COPY)
     # the first loop step's two tiles' pages, used with PAGES_AHEAD (each step then reads the next step's)
     phys, ok = _tile_pages(table_row, tile_lo + STAGES - 1, tile_hi, kv_len, max_blocks, num_blocks, TILE_N, PAGE, COPY)
     pages_a = gl.where(ok, phys, -1)

@@ -281,8 +281,10 @@ def keys_rows_register_cap(profile: LaunchProfile, head_size: int, device: Devic
     MAX_PROGRAMS_PER_SM, as `program_slots` counts them), where that is under ptxas' own 255; None
     elsewhere. The 16-row one-warpgroup form (76,672 B at 2 stages: three programs) built at 174
     registers once a tile's slots and page indices no longer depended on its index (two programs'
-    worth) and builds at 168 with this cap, without a spill (perf-notes v37 item 1); the other forms'
-    caps are 255 or more."""
+    worth) and built at 168 with this cap, without a spill (perf-notes v37 item 1); since q's two
+    terms share one product at 16 rows it builds at 150, under the cap, which holds the three
+    programs should a change grow it again (perf-notes v51 item 1); the other forms' caps are 255 or
+    more."""
     by_smem = device.smem_per_block // unified_keys_rows_smem(profile, next_pow2(head_size))
     programs = max(1, min(by_smem, MAX_PROGRAMS_PER_SM))
     cap = REGISTERS_PER_SM // (32 * profile.num_warps * programs) // 8 * 8
